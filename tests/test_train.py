@@ -1,0 +1,116 @@
+"""Training: the backward pass is right, loss falls, same seed same result,
+and the committed checkpoint meets the held-out target."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from model import Config, MiniGPT
+from model.checkpoint import load_metrics
+from model.gpt import init_params
+from model.train import (TrainConfig, all_windows, evaluate, learning_rate, loss_and_grads,
+                         split_corpus, train)
+
+TINY = Config(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=11, n_ctx=6)
+
+
+def test_backward_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    params = {k: v + rng.normal(0, 0.3, v.shape) for k, v in init_params(TINY, 0).items()}
+    batch = rng.integers(0, 11, (3, 6))
+    _, grads = loss_and_grads(params, TINY, batch)
+    for name, a in params.items():
+        num = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            old = a[idx]
+            a[idx] = old + 1e-6
+            up, _ = loss_and_grads(params, TINY, batch, need_grads=False)
+            a[idx] = old - 1e-6
+            down, _ = loss_and_grads(params, TINY, batch, need_grads=False)
+            a[idx] = old
+            num[idx] = (up - down) / 2e-6
+        assert np.abs(num - grads[name]).max() <= 1e-6 * max(1.0, np.abs(num).max()), name
+
+
+def test_training_loss_is_the_model_loss():
+    rng = np.random.default_rng(1)
+    params = init_params(TINY, 1)
+    batch = rng.integers(0, 11, (2, 6))
+    loss, _ = loss_and_grads(params, TINY, batch, need_grads=False)
+    gpt = MiniGPT(params, TINY)
+    ref = []
+    for row in batch:
+        z = gpt.forward(row[:-1])
+        logp = z - z.max(-1, keepdims=True)
+        logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+        ref.append(-logp[np.arange(5), row[1:]].mean())
+    assert abs(loss - np.mean(ref)) < 1e-12
+
+
+def test_schedule_warms_up_then_decays():
+    tc = TrainConfig()
+    lrs = [learning_rate(s, tc) for s in range(tc.steps)]
+    assert lrs[0] < lrs[50] < lrs[99] == pytest.approx(tc.lr)
+    assert lrs[100] > lrs[1000] > lrs[-1] == pytest.approx(tc.min_lr)
+
+
+def test_held_out_part_starts_at_a_paragraph():
+    text = "uno\n\n" * 100
+    train_text, held = split_corpus(text, 0.05)
+    assert train_text + held == text and train_text.endswith("\n\n")
+    assert 0 < len(held) <= 0.05 * len(text)
+
+
+def test_windows_cover_each_prediction_once():
+    w = all_windows(np.arange(200), 65)
+    assert w.shape == (3, 65) and w[1, 0] == 64 and w[2, -1] == 192
+
+
+SMALL = TrainConfig(steps=40, batch=4, warmup=5, lr=3e-3, min_lr=3e-4)
+
+
+def test_loss_falls_and_same_seed_same_result(corpus_text):
+    text = corpus_text[:40_000]
+    cfg = Config()
+    a = train(text, None, SMALL, cfg, log=lambda *_: None)
+    h = a["history"]
+    assert np.mean(h[-10:]) < np.mean(h[:5]) - 0.8       # from ~6.2 (log 512) down
+    b = train(text, None, SMALL, cfg, log=lambda *_: None)
+    assert a["tokenizer"].merges == b["tokenizer"].merges
+    assert all(np.array_equal(a["params"][k], b["params"][k]) for k in a["params"])
+
+
+def test_cli_writes_a_loadable_checkpoint(corpus_text, tmp_path):
+    corpus = tmp_path / "novel.txt"
+    corpus.write_text(corpus_text[:30_000], encoding="utf-8")
+    out = tmp_path / "ckpt"
+    subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(corpus), "--out", str(out),
+                    "--steps", "3", "--batch", "2"], check=True, capture_output=True)
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["n_params"] == 136_448 and "held_out_loss" in metrics
+    gpt = MiniGPT.load(out / "minigpt.npz", out / "tokenizer.json")
+    assert gpt.forward(gpt.tokenizer.encode("La Nela")).shape == (2, 512)
+
+
+def test_cli_says_where_the_corpus_is_missing(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(tmp_path / "none.txt"),
+                        "--out", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and "corpus not found" in r.stderr
+
+
+def test_committed_checkpoint_meets_the_held_out_target():
+    m = load_metrics()
+    assert m["held_out_loss"] <= 3.75
+    assert m["train_loss"] < m["held_out_loss"]
+    assert m["n_params"] == 136_448
+
+
+def test_committed_checkpoint_loss_is_what_metrics_say(gpt, corpus_text):
+    m = load_metrics()
+    assert m["corpus_sha256"] == __import__("hashlib").sha256(corpus_text.encode()).hexdigest()
+    _, held = split_corpus(corpus_text, m["train_config"]["held_out"])
+    loss = evaluate(gpt.params, gpt.config, np.array(gpt.tokenizer.encode(held)))
+    assert loss == pytest.approx(m["held_out_loss"], abs=1e-4)
+    assert loss <= 3.75
