@@ -1,0 +1,926 @@
+#!/usr/bin/env python3
+"""Build the explorable as a static site in dist/ (issue 4).
+
+    python build.py                 # self-contained site in dist/
+    python build.py --cdn           # smaller: Pyodide runtime + its packages from the Pyodide CDN
+    python build.py serve           # build, serve dist/ on 127.0.0.1 and open the browser
+    python build.py serve --no-open --port 8000 --csp
+    python build.py --update-lock   # record sha256 of new wheel/pyodide versions in build.lock.json
+
+What ends up in dist/ (self-contained):
+    index.html, embed.html, _headers          (no-cache; everything else is immutable)
+    assets/   loader, worker, CSS, BokehJS + Panel JS, prerendered snapshots, site lock file,
+              app archive (app/ + model/ + checkpoint): names carry content hashes
+    packages/<hash>/*.whl                     numpy, pyyaml, markupsafe, packaging and slimmed pure wheels
+    pyodide/<version>/                        the Pyodide runtime (precompiled standard library)
+    panel/<version>/dist/                     Panel's stylesheets, which the app's models reference
+
+Inputs are checked: the Pyodide npm tarball and every pure wheel against the sha256
+recorded in build.lock.json, the compiled Pyodide wheels against Pyodide's own lock file.
+They are kept in a cache folder outside the repository (--cache DIR, or $KV_EXPLORABLE_CACHE,
+default ~/.cache/kv-explorable), so the second build runs offline. The compiled wheels
+cannot be fetched with pip or npm: put them in <cache>/pyodide-<version>/ (or point
+--pyodide-wheels / $KV_EXPLORABLE_PYODIDE_WHEELS at a folder holding them).
+
+Python files of the wheels, the standard library and the app are compiled to bytecode
+by Pyodide's own CPython (run under Node.js at build time), so the magic number is
+exactly the browser's.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import gzip
+import hashlib
+import io
+import json
+import mimetypes
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+STATIC = ROOT / "static"
+LOCK_PATH = ROOT / "build.lock.json"
+DEFAULT_DIST = ROOT / "dist"
+DEFAULT_CACHE = Path(os.environ.get("KV_EXPLORABLE_CACHE") or Path.home() / ".cache" / "kv-explorable")
+# Panel builds stylesheet URLs from PANEL_CDN_ROOT; at build time it points here and every
+# occurrence is rewritten to the site's own relative path.
+SENTINEL_CDN = "https://panel-cdn.invalid/"
+PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/"
+# Bumped whenever the slimming/compiling recipe changes (invalidates derived cache entries).
+RECIPE = "3"
+COMPILED_PACKAGES = ("numpy", "pyyaml", "markupsafe", "packaging")
+# Compiled wheels used when present; otherwise a pure-Python stand-in from buildsupport/ is shipped.
+OPTIONAL_COMPILED = ("nh3",)
+GZIP_SUFFIXES = {".js", ".css", ".json", ".html", ".wasm", ".svg", ".map", ".txt", ".mjs", ".zip"}
+
+# Recommended Content-Security-Policy (measured with tests/test_site_e2e.py::test_page_works_under_csp;
+# see docs/embedding.md). Bokeh/Panel need no 'unsafe-eval'; Panel's models inject <style>
+# elements, hence 'unsafe-inline' for styles only.
+CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; "
+       "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
+       "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'")
+
+EMBED_IFRAME = (
+    '<iframe src="./index.html?lang=es" title="La caché de claves y valores (explorable)"\n'
+    '        width="100%" height="720" style="border:0; max-width:1200px;" loading="lazy"\n'
+    '        sandbox="allow-scripts allow-same-origin allow-popups"\n'
+    '        allow="fullscreen"></iframe>'
+)
+
+
+class BuildError(RuntimeError):
+    """A file is missing or does not match its recorded hash; the message says how to fix it."""
+
+
+def log(msg: str) -> None:
+    print(f"[build] {msg}", flush=True)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def hashed_name(name: str, data: bytes, n: int = 10) -> str:
+    stem, dot, ext = name.partition(".")
+    return f"{stem}.{sha256_bytes(data)[:n]}.{ext}" if dot else f"{name}.{sha256_bytes(data)[:n]}"
+
+
+def load_lock() -> dict:
+    return json.loads(LOCK_PATH.read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------------------
+# Inputs: fetch into the cache, check hashes
+# --------------------------------------------------------------------------------------
+
+class Inputs:
+    def __init__(self, cache: Path, pyodide_version: str, extra_wheel_dirs=()):
+        self.cache = Path(cache).expanduser().resolve()
+        self.version = pyodide_version
+        self.downloads = self.cache / "downloads"
+        self.compiled_dir = self.cache / f"pyodide-{pyodide_version}"
+        self.derived = self.cache / "derived"
+        self.extra_wheel_dirs = [Path(d).expanduser() for d in extra_wheel_dirs if d]
+
+    def _check(self, path: Path, expected: str, how: str) -> Path:
+        actual = sha256_file(path)
+        if actual != expected:
+            raise BuildError(
+                f"{path.name}: sha256 mismatch for {path}\n"
+                f"  expected {expected}\n  found    {actual}\n"
+                f"  The cached file is corrupt or not the recorded one. {how}")
+        return path
+
+    def npm_tarball(self, expected_sha: str) -> Path:
+        name = f"pyodide-{self.version}.tgz"
+        path = self.downloads / name
+        how = f"Delete {path} and build again to download it with `npm pack pyodide@{self.version}`."
+        if path.is_file():
+            return self._check(path, expected_sha, how)
+        log(f"fetching {name} with npm pack")
+        self.downloads.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=self.downloads) as tmp:
+            try:
+                subprocess.run(["npm", "pack", f"pyodide@{self.version}", "--silent"], cwd=tmp,
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            except (OSError, subprocess.CalledProcessError) as e:
+                err = getattr(e, "stderr", "") or e
+                raise BuildError(f"{name}: not in {self.downloads} and `npm pack pyodide@{self.version}` "
+                                 f"failed ({str(err).strip()[-300:]}). Install Node.js/npm or copy the "
+                                 f"tarball to {path}.") from e
+            got = Path(tmp) / name
+            self._check(got, expected_sha, f"npm returned a different file for pyodide@{self.version}; "
+                        "if the version is meant to change, run `python build.py --update-lock`.")
+            os.replace(got, path)
+        return path
+
+    def pure_wheel(self, filename: str, expected_sha: str | None) -> Path:
+        path = self.downloads / filename
+        how = f"Delete {path} and build again to download it with pip."
+        if path.is_file():
+            return self._check(path, expected_sha, how) if expected_sha else path
+        name, version = filename.split("-")[:2]
+        log(f"fetching {filename} with pip download")
+        self.downloads.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=self.downloads) as tmp:
+            cmd = pip_command() + ["download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
+                                   "-q", "-d", tmp, f"{name}=={version}"]
+            try:
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            except (OSError, subprocess.CalledProcessError) as e:
+                err = getattr(e, "stderr", "") or e
+                raise BuildError(f"{filename}: not in {self.downloads} and `pip download {name}=={version}` "
+                                 f"failed ({str(err).strip()[-300:]}). Copy the wheel to {path}.") from e
+            got = Path(tmp) / filename
+            if not got.is_file():
+                raise BuildError(f"{filename}: pip downloaded {sorted(os.listdir(tmp))} instead; "
+                                 f"copy the wheel to {path}.")
+            if expected_sha:
+                self._check(got, expected_sha, "pip returned a different file; if the version is meant "
+                            "to change, run `python build.py --update-lock`.")
+            os.replace(got, path)
+        return path
+
+    def compiled_wheel(self, filename: str, expected_sha: str) -> Path:
+        places = [self.compiled_dir, *self.extra_wheel_dirs]
+        for place in places:
+            path = place / filename
+            if path.is_file():
+                self._check(path, expected_sha,
+                            f"Replace it with the official file from {PYODIDE_CDN.format(version=self.version)}"
+                            f"{filename} (sha256 {expected_sha}).")
+                if place != self.compiled_dir:
+                    self.compiled_dir.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, self.compiled_dir / filename)
+                    path = self.compiled_dir / filename
+                return path
+        looked = "\n".join(f"  {p / filename}" for p in places)
+        raise BuildError(
+            f"{filename}: missing. It is built by Pyodide and cannot be fetched with pip or npm.\n"
+            f"Looked in:\n{looked}\n"
+            f"Supply it: download {PYODIDE_CDN.format(version=self.version)}{filename} (sha256 {expected_sha}) "
+            f"into {self.compiled_dir}/, or pass --pyodide-wheels DIR (or set KV_EXPLORABLE_PYODIDE_WHEELS) "
+            f"to a folder that holds it. Or build with --cdn, which loads it from the Pyodide CDN.")
+
+
+def pip_command() -> list[str]:
+    """pip to download wheels with: the running interpreter's, else `pip` on PATH."""
+    try:
+        import pip  # noqa: F401
+        return [sys.executable, "-m", "pip"]
+    except ImportError:
+        pass
+    for exe in ("pip3", "pip"):
+        if shutil.which(exe):
+            return [exe]
+    if shutil.which("uv"):
+        return ["uv", "run", "--no-project", "--with", "pip", "python", "-m", "pip"]
+    raise BuildError("pip not found: install pip (python -m ensurepip) to let the build download wheels.")
+
+
+# --------------------------------------------------------------------------------------
+# Bytecode: Pyodide's CPython under Node.js compiles our Python files
+# --------------------------------------------------------------------------------------
+
+NODE_COMPILER = r"""
+const { loadPyodide } = require(process.argv[2]);
+(async () => {
+  const py = await loadPyodide({ indexURL: process.argv[3] });
+  py.FS.mkdir("/host");
+  py.FS.mount(py.FS.filesystems.NODEFS, { root: process.argv[4] }, "/host");
+  py.globals.set("JOBS", process.argv[5]);
+  const out = py.runPython(`
+import json, os, py_compile, importlib.util
+mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
+report = {}
+for job in json.loads(JOBS):
+    root = "/host/" + job["dir"]
+    ok = failed = 0
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root)
+            cfile = path + "c" if job["sourceless"] else importlib.util.cache_from_source(path)
+            try:
+                py_compile.compile(path, cfile=cfile, dfile=job["prefix"] + rel, doraise=True,
+                                   invalidation_mode=mode)
+            except Exception:
+                failed += 1
+                continue
+            ok += 1
+            if job["sourceless"]:
+                os.remove(path)
+    report[job["dir"]] = [ok, failed]
+json.dumps(report)
+`);
+  console.log(out);
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def compile_dirs(runtime_dir: Path, work: Path, jobs: list[dict]) -> dict:
+    """Compile .py files under work/<job.dir> with Pyodide's Python (same bytecode as the browser)."""
+    if not jobs:
+        return {}
+    if not shutil.which("node"):
+        raise BuildError("node (Node.js) not found: the build runs Pyodide under Node.js to compile "
+                         "Python files to the browser's bytecode. Install Node.js (>= 18).")
+    script = work / "compile_pyc.js"
+    script.write_text(NODE_COMPILER, encoding="utf-8")
+    proc = subprocess.run(["node", str(script), str(runtime_dir / "pyodide.js"), str(runtime_dir) + "/",
+                           str(work), json.dumps(jobs)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"compiling Python files with Pyodide under Node.js failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------------------------
+# Wheels: slim, compile, repack
+# --------------------------------------------------------------------------------------
+
+DROP_ALWAYS = re.compile(r"(^|/)(tests?|__pycache__)/|\.(ts|tsx|map|less|pyc)$|^typings/")
+DROP = {
+    "panel": re.compile(r"^panel/dist/|^panel/models/.*\.(ts|tsx|js|css)$|^panel/.*\.ts$"),
+    "bokeh": re.compile(r"^bokeh/server/static/|^bokeh/sampledata/|^bokeh/sphinxext/"),
+}
+
+
+def unpack_slim(whl: Path, dest: Path, name: str) -> None:
+    drop = DROP.get(name)
+    with zipfile.ZipFile(whl) as z:
+        for info in z.infolist():
+            fn = info.filename
+            if info.is_dir() or DROP_ALWAYS.search(fn) or (drop and drop.search(fn)):
+                continue
+            target = dest / fn
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(info))
+
+
+def pack_wheel(src: Path, out: Path) -> None:
+    """Zip a wheel tree with a fresh RECORD (deterministic order and timestamps)."""
+    files = sorted(p for p in src.rglob("*") if p.is_file())
+    record = next((p for p in files if p.parent.name.endswith(".dist-info") and p.name == "RECORD"), None)
+    rows = []
+    for p in files:
+        if p == record:
+            continue
+        data = p.read_bytes()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        rows.append([p.relative_to(src).as_posix(), f"sha256={digest}", str(len(data))])
+    if record is not None:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerows(rows + [[record.relative_to(src).as_posix(), "", ""]])
+        record.write_text(buf.getvalue(), encoding="utf-8")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for p in files:
+            info = zipfile.ZipInfo(p.relative_to(src).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, p.read_bytes())
+
+
+def top_level_imports(tree: Path) -> list[str]:
+    names = set()
+    for p in tree.iterdir():
+        if p.name.endswith((".dist-info", ".data")) or p.name == "__pycache__":
+            continue
+        if p.is_dir() and ((p / "__init__.py").exists() or (p / "__init__.pyc").exists()):
+            names.add(p.name)
+        elif p.suffix in (".py", ".pyc") or p.name.endswith(".so"):
+            names.add(p.name.split(".")[0])
+    return sorted(names)
+
+
+# --------------------------------------------------------------------------------------
+# Prerender (in a fresh CPython process, PANEL_CDN_ROOT set before panel is imported)
+# --------------------------------------------------------------------------------------
+
+PRERENDER = r"""
+import json, os, re, sys
+os.environ["PANEL_CDN_ROOT"] = sys.argv[2]
+os.environ.setdefault("BOKEH_RESOURCES", "cdn")
+sys.path.insert(0, sys.argv[1])
+import bokeh, panel
+from bokeh.document import Document
+from bokeh.embed.util import standalone_docs_json_and_render_items
+from panel.io.convert import PYODIDE_VERSION
+from panel.io.document import MockSessionContext
+from panel.io.resources import Resources, bundle_resources
+from panel.io.state import set_curdoc, state
+from app.main import create_app
+
+out = {"pyodide_version": PYODIDE_VERSION.lstrip("v"), "panel_version": panel.__version__,
+       "bokeh_version": bokeh.__version__, "docs": {}, "js": [], "css": []}
+for lang in ("es", "en"):
+    doc = Document()
+    doc._session_context = lambda: MockSessionContext(document=doc)
+    with set_curdoc(doc):
+        create_app(f"?lang={lang}").server_doc(doc)
+        state._on_load(None)
+        js, css = bundle_resources(doc.roots, Resources(mode="cdn"))
+    docs_json, render_items = standalone_docs_json_and_render_items(doc)
+    items = [item.to_json() for item in render_items]
+    for item in items:
+        item["root_ids"] = [m.id for m in doc.roots]
+    out["docs"][lang] = {"docs_json": docs_json, "render_items": items, "title": doc.title}
+    for url in re.findall(r'<script[^>]*\bsrc="([^"]+)"', js):
+        if url not in out["js"]:
+            out["js"].append(url)
+    for url in re.findall(r'<link[^>]*\bhref="([^"]+)"', css):
+        if url not in out["css"]:
+            out["css"].append(url)
+    out["esms"] = '"shimMode": true' in js
+print("@@PRERENDER@@" + json.dumps(out))
+"""
+
+
+def start_prerender() -> subprocess.Popen:
+    env = dict(os.environ, PYTHONHASHSEED="0", BOKEH_SIMPLE_IDS="1")
+    return subprocess.Popen([sys.executable, "-c", PRERENDER, str(ROOT), SENTINEL_CDN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+
+
+def finish_prerender(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise BuildError(f"prerendering create_app() in CPython failed:\n{err[-3000:]}")
+    line = next(ln for ln in out.splitlines() if ln.startswith("@@PRERENDER@@"))
+    return json.loads(line[len("@@PRERENDER@@"):])
+
+
+# --------------------------------------------------------------------------------------
+# The build
+# --------------------------------------------------------------------------------------
+
+class Site:
+    """Collects output files (relative path -> bytes) before they are written."""
+
+    def __init__(self):
+        self.files: dict[str, bytes | Path] = {}
+
+    def add(self, rel: str, data: bytes | Path) -> str:
+        self.files[rel] = data
+        return rel
+
+    def add_hashed(self, folder: str, name: str, data: bytes) -> str:
+        return self.add(f"{folder}/{hashed_name(name, data)}", data)
+
+
+def derived_wheel(inputs: Inputs, src: Path, name: str, slim: bool, runtime_dir: Path, pending: list) -> Path:
+    """Return cache path of the slimmed+compiled wheel; if absent, queue its preparation."""
+    key = sha256_bytes(f"{sha256_file(src)}|{RECIPE}|{inputs.version}|{slim}".encode())[:16]
+    out = inputs.derived / "wheels" / key / src.name
+    if not out.is_file():
+        pending.append((src, name, slim, out))
+    return out
+
+
+def prepare_pending(inputs: Inputs, runtime_dir: Path, pending: list, stdlib_job=None, app_job=None) -> None:
+    if not pending and not stdlib_job and not app_job:
+        return
+    inputs.derived.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=inputs.derived) as tmp:
+        work = Path(tmp)
+        jobs = []
+        for i, (src, name, slim, out) in enumerate(pending):
+            tree = work / f"w{i}"
+            if slim:
+                unpack_slim(src, tree, name)
+            else:
+                with zipfile.ZipFile(src) as z:
+                    z.extractall(tree)
+            jobs.append({"dir": tree.name, "sourceless": True, "prefix": "/lib/python3.13/site-packages/"})
+        if stdlib_job:
+            src, out = stdlib_job
+            with zipfile.ZipFile(src) as z:
+                z.extractall(work / "stdlib")
+            jobs.append({"dir": "stdlib", "sourceless": True, "prefix": "/lib/python3.13/"})
+        if app_job:
+            tree, out = app_job
+            shutil.copytree(tree, work / "app")
+            jobs.append({"dir": "app", "sourceless": False, "prefix": "/home/pyodide/kv/"})
+        t = time.time()
+        log(f"compiling {len(jobs)} trees to Python 3.13 bytecode with Pyodide under Node.js")
+        report = compile_dirs(runtime_dir, work, jobs)
+        log(f"  compiled in {time.time() - t:.1f}s: {report}")
+        for i, (src, name, slim, out) in enumerate(pending):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp_out = out.with_suffix(".part")
+            pack_wheel(work / f"w{i}", tmp_out)
+            os.replace(tmp_out, out)
+        if stdlib_job:
+            src, out = stdlib_job
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp_out = out.with_suffix(".part")
+            with zipfile.ZipFile(tmp_out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+                for p in sorted((work / "stdlib").rglob("*")):
+                    if p.is_file():
+                        info = zipfile.ZipInfo(p.relative_to(work / "stdlib").as_posix(), (2020, 1, 1, 0, 0, 0))
+                        info.compress_type = zipfile.ZIP_DEFLATED
+                        z.writestr(info, p.read_bytes())
+            os.replace(tmp_out, out)
+        if app_job:
+            tree, out = app_job
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp_out = out.with_suffix(".part")
+            with zipfile.ZipFile(tmp_out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+                for p in sorted((work / "app").rglob("*")):
+                    if p.is_file():
+                        info = zipfile.ZipInfo(p.relative_to(work / "app").as_posix(), (2020, 1, 1, 0, 0, 0))
+                        info.compress_type = zipfile.ZIP_DEFLATED
+                        z.writestr(info, p.read_bytes())
+            os.replace(tmp_out, out)
+
+
+def app_tree(dest: Path, fallbacks=()) -> None:
+    """app/ and model/ sources and the checkpoint, as create_app imports them (+ stand-in modules)."""
+    for name in fallbacks:
+        shutil.copy2(ROOT / "buildsupport" / f"{name}.py", dest / f"{name}.py")
+    for pkg in ("app", "model"):
+        for p in sorted((ROOT / pkg).rglob("*")):
+            rel = p.relative_to(ROOT)
+            if not p.is_file() or "__pycache__" in rel.parts or p.suffix in (".pyc",):
+                continue
+            if p.suffix != ".py" and "weights" not in rel.parts:
+                continue
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, dest / rel)
+
+
+def dir_digest(tree: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(tree.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(tree).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def build(out: Path = DEFAULT_DIST, cache: Path = DEFAULT_CACHE, cdn: bool = False,
+          pyodide_wheels=(), quiet: bool = False) -> Path:
+    t_start = time.time()
+    out = Path(out).resolve()
+    lock = load_lock()
+    prerender = start_prerender()  # runs in parallel with fetching/compiling
+    try:
+        return _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start)
+    finally:
+        if prerender.poll() is None:
+            prerender.kill()
+            prerender.wait()
+
+
+def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
+    version = lock["pyodide"]["version"]
+    extra = list(pyodide_wheels) + [d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d]
+    inputs = Inputs(cache, version, extra)
+    log(f"cache: {inputs.cache}")
+
+    # 1. Pyodide runtime (npm tarball, hash from build.lock.json) and its lock file.
+    tarball = inputs.npm_tarball(lock["pyodide"]["sha256"])
+    runtime_dir = inputs.derived / f"pyodide-{version}-{sha256_file(tarball)[:12]}"
+    if not (runtime_dir / "pyodide-lock.json").is_file():
+        tmp = Path(tempfile.mkdtemp(dir=inputs.cache))
+        with tarfile.open(tarball) as tf:
+            tf.extractall(tmp, filter="data")
+        runtime_dir.parent.mkdir(parents=True, exist_ok=True)
+        if runtime_dir.exists():
+            shutil.rmtree(runtime_dir)
+        os.replace(tmp / "package", runtime_dir)
+        shutil.rmtree(tmp)
+    pyodide_lock = json.loads((runtime_dir / "pyodide-lock.json").read_text(encoding="utf-8"))
+
+    # 2. Wheels: compiled ones (hash from Pyodide's lock), pure ones (hash from build.lock.json).
+    pending: list = []
+    wheels = []  # (canonical name, derived path, imports, original lock entry or None)
+    for pkg in COMPILED_PACKAGES:
+        entry = pyodide_lock["packages"][pkg]
+        if cdn:
+            wheels.append((pkg, None, entry["imports"], entry))
+            continue
+        src = inputs.compiled_wheel(entry["file_name"], entry["sha256"])
+        wheels.append((pkg, derived_wheel(inputs, src, pkg, False, runtime_dir, pending), entry["imports"], entry))
+    fallbacks = []
+    for pkg in OPTIONAL_COMPILED:
+        entry = pyodide_lock["packages"][pkg]
+        if cdn:
+            wheels.append((pkg, None, entry["imports"], entry))
+            continue
+        try:
+            src = inputs.compiled_wheel(entry["file_name"], entry["sha256"])
+        except BuildError as e:
+            if "missing" not in str(e).split("\n")[0]:
+                raise
+            log(f"{entry['file_name']} not in the cache: shipping the pure-Python stand-in buildsupport/{pkg}.py")
+            fallbacks.append(pkg)
+            continue
+        wheels.append((pkg, derived_wheel(inputs, src, pkg, False, runtime_dir, pending), entry["imports"], entry))
+    for filename, sha in lock["wheels"].items():
+        src = inputs.pure_wheel(filename, sha)
+        name = canonical(filename.split("-")[0])
+        wheels.append((name, derived_wheel(inputs, src, name.replace("-", "_"), True, runtime_dir, pending), None, None))
+
+    # 3. Standard library (precompiled) and app archive.
+    stdlib_src = runtime_dir / "python_stdlib.zip"
+    stdlib_out = inputs.derived / "stdlib" / f"{sha256_file(stdlib_src)[:16]}-{RECIPE}" / "python_stdlib.zip"
+    stdlib_job = None if (cdn or stdlib_out.is_file()) else (stdlib_src, stdlib_out)
+    app_src = Path(tempfile.mkdtemp(dir=inputs.cache.as_posix()))
+    try:
+        app_tree(app_src, fallbacks)
+        app_out = inputs.derived / "app" / f"{dir_digest(app_src)[:16]}-{RECIPE}" / "app.zip"
+        app_job = None if app_out.is_file() else (app_src, app_out)
+        prepare_pending(inputs, runtime_dir, pending, stdlib_job, app_job)
+    finally:
+        shutil.rmtree(app_src, ignore_errors=True)
+
+    # 4. Prerendered snapshots and the page's JS/CSS list (from the CPython process).
+    pre = finish_prerender(prerender)
+    if pre["pyodide_version"] != version:
+        raise BuildError(f"Panel {pre['panel_version']} pins Pyodide {pre['pyodide_version']} but build.lock.json "
+                         f"records Pyodide {version}: run `python build.py --update-lock`.")
+    for pkg in ("panel", "bokeh"):
+        want = pre[f"{pkg}_version"]
+        if not any(f.startswith(f"{pkg}-{want}-") for f in lock["wheels"]):
+            raise BuildError(f"the installed {pkg} is {want} but build.lock.json records another version; "
+                             f"the page's JS must match the wheel: run `python build.py --update-lock`.")
+
+    site = Site()
+    import bokeh
+    import panel
+    bokeh_js_dir = Path(bokeh.__file__).parent / "server" / "static" / "js"
+    panel_dist = Path(panel.__file__).parent / "dist"
+    panel_prefix = f"panel/{pre['panel_version']}/dist/"
+    panel_sentinel = f"{SENTINEL_CDN}{pre['panel_version']}/dist/"
+
+    def rewrite(text: str) -> str:
+        return text.replace(panel_sentinel, panel_prefix).replace(SENTINEL_CDN, "panel/")
+
+    # Panel's stylesheets (referenced by the models at run time) and their assets.
+    for sub in ("css", "bundled/theme", "assets"):
+        for p in sorted((panel_dist / sub).rglob("*")):
+            if p.is_file():
+                site.add(panel_prefix + p.relative_to(panel_dist).as_posix(), p)
+    page_scripts = []
+    if pre.get("esms"):
+        page_scripts.append('<script type="esms-options">{"shimMode": true}</script>')
+    for url in pre["js"]:
+        if url.startswith(panel_sentinel):
+            src = panel_dist / url[len(panel_sentinel):]
+        elif "/bokeh/release/" in url:
+            src = bokeh_js_dir / re.sub(r"-\d+\.\d+\.\d+(\S*?)\.min\.js$", ".min.js", url.rsplit("/", 1)[1])
+        else:
+            raise BuildError(f"unexpected page script {url}: add a rule for it in build.py")
+        if not src.is_file():
+            raise BuildError(f"page script {url} not found at {src}")
+        rel = site.add_hashed("assets/js", src.name, src.read_bytes())
+        page_scripts.append(f'<script defer src="{rel}"></script>')
+    for url in pre["css"]:
+        if url.startswith(panel_sentinel):
+            continue  # already copied under panel/<version>/dist/
+        raise BuildError(f"unexpected page stylesheet {url}: add a rule for it in build.py")
+
+    snapshots = {}
+    for lang, doc in pre["docs"].items():
+        data = rewrite(json.dumps({"docs_json": doc["docs_json"], "render_items": doc["render_items"]},
+                                  separators=(",", ":"))).encode()
+        snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.json", data)
+
+    # Runtime, packages and the site's own Pyodide lock file.
+    if cdn:
+        base = PYODIDE_CDN.format(version=version)
+        pyodide_js, index_url, stdlib_url = base + "pyodide.js", base, None
+    else:
+        rdir = f"pyodide/{version}/"
+        for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm"):
+            site.add(rdir + f, runtime_dir / f)
+        stdlib_url = site.add_hashed(rdir.rstrip("/"), "python_stdlib.zip", stdlib_out.read_bytes())
+        pyodide_js, index_url = rdir + "pyodide.js", rdir
+    packages = {}
+    for name, path, imports, entry in wheels:
+        if path is None:  # --cdn: compiled package straight from the Pyodide CDN, Pyodide's hash
+            file_name, sha, version_ = PYODIDE_CDN.format(version=version) + entry["file_name"], entry["sha256"], entry["version"]
+        else:
+            data = path.read_bytes()
+            sha = sha256_bytes(data)
+            file_name = site.add(f"packages/{sha[:16]}/{path.name}", path)
+            version_ = path.name.split("-")[1]
+            if imports is None:
+                with zipfile.ZipFile(path) as z:
+                    tops = {n.split("/")[0] for n in z.namelist() if "/" in n}
+                    imports = sorted(t for t in tops if not t.endswith((".dist-info", ".data")))
+        packages[name] = {
+            "name": name, "version": version_, "file_name": file_name, "install_dir": "site",
+            "sha256": sha, "package_type": "package", "imports": imports, "depends": [],
+            "unvendored_tests": False, "shared_library": False,
+        }
+    site_lock = {"info": pyodide_lock["info"], "packages": packages}
+    lock_url = site.add_hashed("assets", "pyodide-lock.json", json.dumps(site_lock, indent=1).encode())
+    app_url = site.add_hashed("assets", "app.zip", app_out.read_bytes())
+
+    # Front-end files from static/.
+    worker_url = site.add_hashed("assets", "worker.js", (STATIC / "worker.js").read_bytes())
+    loader_url = site.add_hashed("assets", "loader.js", (STATIC / "loader.js").read_bytes())
+    css_url = site.add_hashed("assets", "style.css", (STATIC / "style.css").read_bytes())
+    icon_url = site.add_hashed("assets", "favicon.svg", (STATIC / "favicon.svg").read_bytes())
+    config = {
+        "pyodide": pyodide_js, "indexURL": index_url, "stdlib": stdlib_url, "lock": lock_url,
+        "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url,
+        "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": "es",
+    }
+    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    html = (html.replace("{{CONFIG}}", json.dumps(config, indent=1).replace("</", "<\\/"))
+                .replace("{{LOADER}}", loader_url).replace("{{CSS}}", css_url).replace("{{ICON}}", icon_url)
+                .replace("{{PAGE_SCRIPTS}}", "\n".join(page_scripts)))
+    site.add("index.html", html.encode())
+    site.add("embed.html", (STATIC / "embed.html").read_text(encoding="utf-8")
+             .replace("{{IFRAME}}", EMBED_IFRAME).encode())
+    site.add("_headers", HEADERS_FILE.encode())
+    info = {"pyodide": version, "panel": pre["panel_version"], "bokeh": pre["bokeh_version"], "cdn": cdn,
+            "csp": CSP + ("" if not cdn else f" (add {PYODIDE_CDN.format(version=version)} to script-src and connect-src)"),
+            "files": {}}
+
+    # 5. Write into a temporary folder next to dist/, then swap it in.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        for rel, data in site.files.items():
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, Path):
+                shutil.copyfile(data, target)
+            else:
+                target.write_bytes(data)
+            if rel != "_headers":
+                info["files"][rel] = sha256_file(target)
+            precompress(target, inputs)
+        (staging / "build-info.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+        old = None
+        if out.exists():
+            old = out.with_name(f".{out.name}-old-{os.getpid()}")
+            os.replace(out, old)
+        os.replace(staging, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.suffix != ".gz")
+    log(f"wrote {out} ({len(site.files)} files, {size / 1e6:.1f} MB) in {time.time() - t_start:.1f}s"
+        f"{' [--cdn]' if cdn else ''}")
+    return out
+
+
+def precompress(path: Path, inputs: Inputs) -> None:
+    """Write path.gz next to files worth compressing (served with Content-Encoding: gzip)."""
+    if path.suffix not in GZIP_SUFFIXES or path.stat().st_size < 1024:
+        return
+    data = path.read_bytes()
+    if path.suffix == ".zip":
+        return  # already deflated
+    key = sha256_bytes(data)
+    cached = inputs.derived / "gz" / f"{key}.gz"
+    if not cached.is_file():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        packed = gzip.compress(data, compresslevel=9, mtime=0)
+        tmp = cached.with_suffix(".part")
+        tmp.write_bytes(packed)
+        os.replace(tmp, cached)
+    if cached.stat().st_size < 0.9 * len(data):
+        shutil.copyfile(cached, path.with_name(path.name + ".gz"))
+
+
+HEADERS_FILE = """# Caching rules for static hosts that read a _headers file (Netlify, Cloudflare Pages).
+/index.html
+  Cache-Control: no-cache
+/embed.html
+  Cache-Control: no-cache
+/assets/*
+  Cache-Control: public, max-age=31536000, immutable
+/packages/*
+  Cache-Control: public, max-age=31536000, immutable
+/pyodide/*
+  Cache-Control: public, max-age=31536000, immutable
+/panel/*
+  Cache-Control: public, max-age=31536000, immutable
+"""
+
+
+# --------------------------------------------------------------------------------------
+# Updating build.lock.json
+# --------------------------------------------------------------------------------------
+
+def update_lock(cache: Path) -> None:
+    """Record sha256 of the Pyodide tarball for Panel's pin and of the pure wheels (fresh downloads)."""
+    proc = subprocess.run([sys.executable, "-c",
+                           "import json, panel, bokeh; from panel.io.convert import PYODIDE_VERSION as v;"
+                           "print(json.dumps([v.lstrip('v'), panel.__version__, bokeh.__version__]))"],
+                          capture_output=True, text=True, check=True)
+    pyodide_version, panel_version, bokeh_version = json.loads(proc.stdout.strip().splitlines()[-1])
+    lock = load_lock()
+    inputs = Inputs(cache, pyodide_version)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["npm", "pack", f"pyodide@{pyodide_version}", "--silent"], cwd=tmp, check=True,
+                       stdout=subprocess.DEVNULL)
+        tgz = Path(tmp) / f"pyodide-{pyodide_version}.tgz"
+        lock["pyodide"] = {"version": pyodide_version, "npm": f"pyodide@{pyodide_version}", "sha256": sha256_file(tgz)}
+        inputs.downloads.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(tgz, inputs.downloads / tgz.name)
+        wanted = []
+        for filename in lock["wheels"]:
+            name, version = filename.split("-")[:2]
+            version = {"panel": panel_version, "bokeh": bokeh_version}.get(name, version)
+            wanted.append(f"{name}=={version}")
+        subprocess.run(pip_command() + ["download", "--no-deps", "--only-binary=:all:", "-q", "-d", tmp, *wanted],
+                       check=True)
+        lock["wheels"] = {p.name: sha256_file(p) for p in sorted(Path(tmp).glob("*.whl"))}
+        for p in Path(tmp).glob("*.whl"):
+            shutil.copyfile(p, inputs.downloads / p.name)
+    LOCK_PATH.write_text(json.dumps(lock, indent=2) + "\n", encoding="utf-8")
+    log(f"updated {LOCK_PATH.name}: pyodide {pyodide_version}, {len(lock['wheels'])} wheels")
+
+
+# --------------------------------------------------------------------------------------
+# Serving dist/
+# --------------------------------------------------------------------------------------
+
+MIME = {".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript",
+        ".json": "application/json", ".css": "text/css", ".html": "text/html; charset=utf-8",
+        ".svg": "image/svg+xml", ".whl": "application/octet-stream", ".zip": "application/zip",
+        ".map": "application/json", ".txt": "text/plain; charset=utf-8", ".png": "image/png",
+        ".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".ico": "image/x-icon"}
+IMMUTABLE = ("assets/", "packages/", "pyodide/", "panel/")
+
+
+def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None, host: str = "127.0.0.1"):
+    """A threaded HTTP server for dist/: MIME types (application/wasm), precompressed gzip,
+    immutable caching for hashed/versioned folders, no-cache for pages, optional CSP header."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import unquote, urlsplit
+
+    root = Path(dist).resolve()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *args):  # quiet
+            pass
+
+        def do_HEAD(self):
+            self.do_GET(head=True)
+
+        def do_GET(self, head=False):
+            path = unquote(urlsplit(self.path).path)
+            if path.endswith("/"):
+                path += "index.html"
+            target = (root / path.lstrip("/")).resolve()
+            if root not in target.parents and target != root or not target.is_file() or target.suffix == ".gz":
+                body = b"not found\n"
+                self.send_response(404)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(body)
+                return
+            rel = target.relative_to(root).as_posix()
+            gz = target.with_name(target.name + ".gz")
+            use_gz = gz.is_file() and "gzip" in self.headers.get("Accept-Encoding", "")
+            st = (gz if use_gz else target).stat()
+            etag = f'"{int(st.st_mtime_ns):x}-{st.st_size:x}{"-gz" if use_gz else ""}"'
+            cache = ("public, max-age=31536000, immutable" if rel.startswith(IMMUTABLE) else "no-cache")
+            if self.headers.get("If-None-Match") == etag:
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.send_header("Cache-Control", cache)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            data = (gz if use_gz else target).read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", MIME.get(target.suffix) or mimetypes.guess_type(target.name)[0]
+                             or "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", cache)
+            self.send_header("ETag", etag)
+            self.send_header("Vary", "Accept-Encoding")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            if use_gz:
+                self.send_header("Content-Encoding", "gzip")
+            if csp and target.suffix == ".html":
+                self.send_header("Content-Security-Policy", csp)
+            self.end_headers()
+            if not head:
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server((host, port), Handler)
+    server.url = f"http://{host}:{server.server_address[1]}/"
+    return server
+
+
+def serve_in_thread(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None):
+    server = make_server(dist, port, csp)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Build the KV-cache explorable as a static site in dist/.")
+    ap.add_argument("command", nargs="?", choices=["build", "serve"], default="build")
+    ap.add_argument("--out", type=Path, default=DEFAULT_DIST, help="output folder (default: dist/)")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
+                    help="download cache (default: $KV_EXPLORABLE_CACHE or ~/.cache/kv-explorable)")
+    ap.add_argument("--pyodide-wheels", action="append", default=[], metavar="DIR",
+                    help="another folder to look in for numpy/pyyaml/markupsafe/packaging wheels")
+    ap.add_argument("--cdn", action="store_true", help="load the Pyodide runtime and its packages from the Pyodide CDN")
+    ap.add_argument("--update-lock", action="store_true", help="download and record new hashes in build.lock.json")
+    ap.add_argument("--port", type=int, default=8000, help="serve: port (default 8000; 0 = any free port)")
+    ap.add_argument("--no-open", action="store_true", help="serve: do not open the browser")
+    ap.add_argument("--no-build", action="store_true", help="serve: serve the existing dist/ as it is")
+    ap.add_argument("--csp", nargs="?", const=CSP, default=None, metavar="POLICY",
+                    help="serve: send a Content-Security-Policy header (default: the recommended policy)")
+    args = ap.parse_args(argv)
+    try:
+        if args.update_lock:
+            update_lock(args.cache)
+            return 0
+        if not (args.command == "serve" and args.no_build):
+            build(args.out, args.cache, args.cdn, args.pyodide_wheels)
+    except BuildError as e:
+        print(f"build failed: {e}", file=sys.stderr)
+        return 1
+    if args.command == "serve":
+        server = make_server(args.out, args.port, args.csp)
+        print(f"serving {args.out} at {server.url}  (Ctrl+C to stop)"
+              f"{'  with CSP: ' + args.csp if args.csp else ''}", flush=True)
+        if not args.no_open:
+            import webbrowser
+            threading.Timer(0.5, webbrowser.open, [server.url]).start()
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,311 @@
+/* Page loader (main thread).
+ *
+ * 1. At once: start the Pyodide worker and fetch the prerendered snapshot
+ *    (Bokeh document JSON made at build time) for the page's language.
+ * 2. When BokehJS has loaded: render the snapshot, so the reader sees the
+ *    explorable's initial state while Python boots.
+ * 3. Show the loading stage (runtime, packages, app) in a progress bar; on a
+ *    failure show what failed and a retry button.
+ * 4. When the worker sends the live document: render it, drop the snapshot,
+ *    link both documents (same protocol as Panel's pyodide-worker handler)
+ *    and mark <body data-ready="true">.
+ *
+ * Test hooks: body[data-stage], body[data-ready], body[data-error],
+ * #kv-error, performance marks "kv-first-paint" and "kv-ready", window.kv.
+ */
+(function () {
+  "use strict";
+
+  const cfg = JSON.parse(document.getElementById("kv-config").textContent);
+  const abs = (u) => new URL(u, document.baseURI).href;
+  const params = new URLSearchParams(location.search);
+  const lang = (params.get("lang") || cfg.defaultLang || "es").toLowerCase().startsWith("en") ? "en" : "es";
+
+  const TEXT = {
+    es: {
+      runtime: "Descargando Python (Pyodide)",
+      packages: "Instalando NumPy, Panel y Bokeh",
+      app: "Cargando el modelo y la aplicación",
+      ready: "Listo",
+      failed: "No se pudo cargar la página interactiva.",
+      files: "Archivos que fallaron:",
+      retry: "Reintentar",
+      snapshot: "Vista previa: se vuelve interactiva al terminar la carga.",
+      title: "La caché de claves y valores",
+    },
+    en: {
+      runtime: "Downloading Python (Pyodide)",
+      packages: "Installing NumPy, Panel and Bokeh",
+      app: "Loading the model and the app",
+      ready: "Ready",
+      failed: "The interactive page could not be loaded.",
+      files: "Files that failed:",
+      retry: "Retry",
+      snapshot: "Preview: it becomes interactive when loading finishes.",
+      title: "The key-value cache",
+    },
+  }[lang];
+
+  // Share of the bar and expected duration (ms) of each stage.
+  const STAGES = { runtime: [0, 0.45, 2500], packages: [0.45, 0.6, 800], app: [0.6, 1, 2200] };
+
+  const kv = (window.kv = { lang, times: {}, requests: [], worker: null });
+  const t0 = performance.now();
+  let worker = null;
+  let stage = "runtime";
+  let stageStart = t0;
+  let failed = false;
+  let live = false;
+  const downloads = { runtime: new Set(), packages: new Set() };
+  let runtimeSeen = false;
+
+  /* ---------------- worker ---------------- */
+
+  function workerConfig() {
+    return {
+      pyodide: abs(cfg.pyodide),
+      indexURL: abs(cfg.indexURL),
+      stdlib: cfg.stdlib ? abs(cfg.stdlib) : null,
+      lock: abs(cfg.lock),
+      packageBaseUrl: abs(cfg.packageBaseUrl),
+      packages: cfg.packages,
+      app: abs(cfg.app),
+      panelCdnRoot: abs(cfg.panelCdnRoot),
+      query: location.search,
+    };
+  }
+
+  function startWorker() {
+    failed = false;
+    document.body && document.body.removeAttribute("data-error");
+    setStage("runtime");
+    try {
+      worker = kv.worker = new Worker(abs(cfg.worker));
+    } catch (e) {
+      return showError({ where: cfg.worker, message: String(e), failures: [] });
+    }
+    worker.busy = false;
+    worker.queue = [];
+    worker.onmessage = onWorkerMessage;
+    worker.onerror = (e) => {
+      e.preventDefault && e.preventDefault();
+      showError({ where: cfg.worker, message: e.message || "worker error", failures: [] });
+    };
+    worker.postMessage({ type: "start", config: workerConfig() });
+  }
+
+  let patching = 0;
+  function sendChange(jsdoc, event) {
+    if ((event.setter_id != null && event.setter_id == "py") || patching > 0) return;
+    if (worker.busy && event.model && event.attr) {
+      worker.queue = worker.queue.filter((old) => !(old.model === event.model && old.attr === event.attr));
+      worker.queue.push(event);
+      return;
+    }
+    const patch = jsdoc.create_json_patch([event]);
+    worker.busy = true;
+    worker.postMessage({ type: "patch", patch });
+  }
+
+  async function onWorkerMessage(event) {
+    const msg = event.data;
+    switch (msg.type) {
+      case "fetch":
+        onFetch(msg);
+        break;
+      case "status":
+        if (msg.stage === "app") setStage("app", msg.detail);
+        break;
+      case "error":
+        showError(msg);
+        break;
+      case "render":
+        kv.times.worker = msg.times;
+        await renderLive(msg);
+        break;
+      case "idle":
+        if (worker.queue.length) {
+          const patch = worker.jsdoc.create_json_patch(worker.queue);
+          worker.queue = [];
+          worker.postMessage({ type: "patch", patch });
+        } else {
+          worker.busy = false;
+        }
+        break;
+      case "patch":
+        try {
+          patching += 1;
+          worker.jsdoc.apply_json_patch(msg.patch, msg.buffers);
+        } finally {
+          patching -= 1;
+        }
+        break;
+      case "pyerror":
+        console.error(msg.message);
+        document.body.setAttribute("data-pyerror", msg.message.split("\n").slice(-2).join(" "));
+        break;
+    }
+  }
+
+  function onFetch(msg) {
+    kv.requests.push(msg);
+    if (msg.kind === "app") return;
+    const set = downloads[msg.kind];
+    if (msg.state === "start") set.add(msg.url);
+    else set.delete(msg.url);
+    if (msg.kind === "runtime") runtimeSeen = true;
+    if (stage !== "app" && !failed) {
+      // Packages download alongside the runtime; the runtime is the slower part.
+      const next = runtimeSeen && downloads.runtime.size === 0 && msg.kind === "packages" ? "packages" : stage;
+      if (next !== stage) setStage(next);
+    }
+  }
+
+  /* ---------------- snapshot and live document ---------------- */
+
+  const snapshotJSON = fetch(abs(cfg.snapshots[lang])).then((r) => {
+    if (!r.ok) throw new Error(`${cfg.snapshots[lang]}: HTTP ${r.status}`);
+    return r.json();
+  });
+  snapshotJSON.catch(() => {});
+  let snapshotViews = [];
+
+  function mountPoints(container, rootIds, prefix) {
+    const roots = {};
+    rootIds.forEach((id, i) => {
+      const el = document.createElement("div");
+      el.id = `${prefix}-${i}`;
+      container.appendChild(el);
+      roots[id] = el.id;
+    });
+    return roots;
+  }
+
+  async function renderSnapshot() {
+    let snap;
+    try {
+      snap = await snapshotJSON;
+    } catch (e) {
+      console.warn("snapshot unavailable", e);
+      return;
+    }
+    if (live) return;
+    const holder = document.getElementById("kv-snapshot");
+    const item = snap.render_items[0];
+    item.roots = mountPoints(holder, item.root_ids, "kv-snap");
+    try {
+      const views = await Bokeh.embed.embed_items(snap.docs_json, snap.render_items);
+      snapshotViews = views.flatMap((v) => [...v.roots.values()]);
+    } catch (e) {
+      console.warn("snapshot render failed", e);
+      return;
+    }
+    requestAnimationFrame(() => {
+      performance.mark("kv-first-paint");
+      kv.times.firstPaint = performance.now() - t0;
+    });
+  }
+
+  async function renderLive(msg) {
+    const docs_json = JSON.parse(msg.docs_json);
+    const render_items = JSON.parse(msg.render_items);
+    const root_ids = JSON.parse(msg.root_ids);
+    const holder = document.getElementById("kv-live");
+    render_items[0].roots = mountPoints(holder, root_ids, "kv-root");
+    render_items[0].root_ids = root_ids;
+    let views;
+    try {
+      [views] = await Bokeh.embed.embed_items(docs_json, render_items);
+    } catch (e) {
+      return showError({ where: "BokehJS", message: String(e), failures: [] });
+    }
+    live = true;
+    for (const v of snapshotViews) v.remove();
+    document.getElementById("kv-snapshot").remove();
+    const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);
+    jsdoc.on_change(sendChange.bind(null, jsdoc), false);
+    worker.postMessage({ type: "rendered" });
+    worker.postMessage({ type: "location", location: JSON.stringify(window.location) });
+    setStage("ready");
+    document.body.setAttribute("data-ready", "true");
+    performance.mark("kv-ready");
+    kv.times.ready = performance.now() - t0;
+  }
+
+  /* ---------------- progress and errors ---------------- */
+
+  const $ = (id) => document.getElementById(id);
+
+  function setStage(next, detail) {
+    if (next !== stage) stageStart = performance.now();
+    stage = next;
+    if (!document.body) return;
+    document.body.setAttribute("data-stage", next);
+    const label = $("kv-stage");
+    if (label) label.textContent = next === "ready" ? TEXT.ready : TEXT[next] + "…";
+    if (next === "ready") {
+      $("kv-loader").hidden = true;
+      document.body.classList.remove("kv-loading");
+    }
+    tick();
+  }
+
+  function tick() {
+    const bar = $("kv-bar");
+    if (!bar || failed || stage === "ready") return;
+    const [a, b, tau] = STAGES[stage];
+    const f = a + (b - a) * (1 - Math.exp(-(performance.now() - stageStart) / tau));
+    bar.style.transform = `scaleX(${f.toFixed(3)})`;
+    const meter = $("kv-meter");
+    meter.setAttribute("aria-valuenow", String(Math.round(f * 100)));
+  }
+
+  function showError(msg) {
+    failed = true;
+    console.error("kv-explorable:", msg.where, msg.detail || msg.message);
+    const box = $("kv-error");
+    if (!box) return document.addEventListener("DOMContentLoaded", () => showError(msg));
+    const files = [...new Set((msg.failures || []).map((f) => `${f.url} (${f.reason})`))];
+    if (!files.length && msg.where) files.push(msg.where);
+    $("kv-error-message").textContent = msg.message || TEXT.failed;
+    const list = $("kv-error-files");
+    list.replaceChildren(...files.map((f) => {
+      const li = document.createElement("li");
+      li.textContent = f;
+      return li;
+    }));
+    box.hidden = false;
+    $("kv-progress").hidden = true;
+    document.body.setAttribute("data-error", `${msg.where || ""}: ${msg.message || ""}`);
+    if (worker) worker.terminate();
+  }
+
+  function retry() {
+    $("kv-error").hidden = true;
+    $("kv-progress").hidden = false;
+    downloads.runtime.clear();
+    downloads.packages.clear();
+    startWorker();
+  }
+
+  /* ---------------- start ---------------- */
+
+  startWorker();
+  setInterval(tick, 100);
+
+  document.addEventListener("DOMContentLoaded", () => {
+    document.documentElement.lang = lang;
+    document.title = TEXT.title;
+    $("kv-failed").textContent = TEXT.failed;
+    $("kv-files-label").textContent = TEXT.files;
+    $("kv-retry").textContent = TEXT.retry;
+    $("kv-retry").addEventListener("click", retry);
+    $("kv-note").textContent = TEXT.snapshot;
+    if (!failed) setStage(stage);
+    if (typeof Bokeh === "undefined") {
+      showError({ where: "BokehJS", message: "BokehJS did not load", failures: [] });
+      return;
+    }
+    renderSnapshot();
+  });
+})();

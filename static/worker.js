@@ -1,0 +1,179 @@
+/* Web Worker: boots Pyodide, installs the packages listed in the site's own
+ * lock file, unpacks the app archive, runs create_app(query) and keeps the
+ * Python document in sync with the page (same protocol as Panel's
+ * pyodide-worker template: render / rendered / patch / idle / location).
+ *
+ * The page sends {type: "start", config} first; every URL in config is
+ * absolute (resolved by the page against its own address).
+ */
+"use strict";
+
+let pyodide = null;
+let stage = "runtime";
+const pending = new Map();     // url -> kind, for downloads in flight
+const failures = [];           // {url, reason}
+
+function post(msg) { self.postMessage(msg); }
+function status(newStage, detail) {
+  stage = newStage;
+  post({ type: "status", stage, detail: detail || "" });
+}
+
+function kindOf(url) {
+  if (/\.whl(\?|$)/.test(url)) return "packages";
+  if (/\.zip(\?|$)/.test(url) && /\/app\.[^/]*\.zip/.test(url)) return "app";
+  return "runtime";
+}
+
+// Watch every download Pyodide makes: progress by kind and the exact file
+// that failed (HTTP status, integrity mismatch, network error).
+const realFetch = self.fetch.bind(self);
+self.fetch = async (input, init) => {
+  const url = typeof input === "string" ? input : (input && input.url) || String(input);
+  const kind = kindOf(url);
+  pending.set(url, kind);
+  post({ type: "fetch", url, kind, state: "start" });
+  try {
+    const resp = await realFetch(input, init);
+    if (!resp.ok) {
+      failures.push({ url, reason: `HTTP ${resp.status}` });
+      post({ type: "fetch", url, kind, state: "fail", reason: `HTTP ${resp.status}` });
+    } else {
+      post({ type: "fetch", url, kind, state: "done" });
+    }
+    return resp;
+  } catch (e) {
+    const reason = (init && init.integrity) ? `integrity check or network error (${e})` : `network error (${e})`;
+    failures.push({ url, reason });
+    post({ type: "fetch", url, kind, state: "fail", reason });
+    throw e;
+  } finally {
+    pending.delete(url);
+  }
+};
+
+function fail(where, err) {
+  const detail = err && err.message ? err.message : String(err);
+  const lines = detail.trim().split("\n");
+  post({
+    type: "error",
+    stage,
+    where,
+    failures: failures.slice(),
+    message: lines[lines.length - 1] || detail,
+    detail,
+  });
+}
+
+async function fetchBytes(url) {
+  const resp = await self.fetch(url);
+  if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
+  return resp.arrayBuffer();
+}
+
+function sendPatch(patch, buffers, msg_id) {
+  post({ type: "patch", patch, buffers });
+}
+
+async function start(cfg) {
+  const t0 = performance.now();
+  const times = {};
+  // The app archive downloads while the runtime boots.
+  const appBytes = fetchBytes(cfg.app);
+  appBytes.catch(() => {});
+
+  status("runtime", cfg.pyodide);
+  try {
+    importScripts(cfg.pyodide);
+  } catch (e) {
+    failures.push({ url: cfg.pyodide, reason: "could not load script" });
+    return fail(cfg.pyodide, e);
+  }
+  try {
+    pyodide = await loadPyodide({
+      indexURL: cfg.indexURL,
+      stdLibURL: cfg.stdlib || undefined,
+      lockFileURL: cfg.lock,
+      packageBaseUrl: cfg.packageBaseUrl,
+      packages: cfg.packages,
+      env: { PANEL_CDN_ROOT: cfg.panelCdnRoot, BOKEH_RESOURCES: "cdn" },
+    });
+  } catch (e) {
+    return fail(failures.length ? failures[0].url : cfg.indexURL, e);
+  }
+  times.boot = performance.now() - t0;
+  const missing = cfg.packages.filter((p) => !(p in pyodide.loadedPackages));
+  if (missing.length) {
+    const what = failures.length ? failures.map((f) => f.url).join(", ") : missing.join(", ");
+    return fail(what, new Error(`packages not installed: ${missing.join(", ")}`));
+  }
+  pyodide.globals.set("sendPatch", sendPatch);
+
+  status("app", "app");
+  try {
+    pyodide.unpackArchive(await appBytes, "zip", { extractDir: "/home/pyodide/kv" });
+  } catch (e) {
+    return fail(cfg.app, e);
+  }
+  try {
+    status("app", "panel");
+    await pyodide.runPythonAsync(`
+import sys
+sys.path.insert(0, "/home/pyodide/kv")
+import panel
+from panel.io.pyodide import init_doc, write_doc
+`);
+    times.import_panel = performance.now() - t0;
+    status("app", "create_app");
+    pyodide.globals.set("KV_QUERY", cfg.query || "");
+    const result = await pyodide.runPythonAsync(`
+init_doc()
+from app.main import create_app
+create_app(KV_QUERY).servable()
+await write_doc()
+`);
+    const [docs_json, render_items, root_ids] = result.toJs();
+    result.destroy();
+    times.app = performance.now() - t0;
+    post({ type: "render", docs_json, render_items, root_ids, times });
+  } catch (e) {
+    return fail("app", e);
+  }
+}
+
+self.onmessage = async (event) => {
+  const msg = event.data;
+  if (msg.type === "start") {
+    await start(msg.config);
+  } else if (msg.type === "rendered") {
+    await pyodide.runPythonAsync(`
+from panel.io.state import state
+from panel.io.pyodide import _link_docs_worker
+_link_docs_worker(state.curdoc, sendPatch, setter="js")
+`);
+  } else if (msg.type === "patch") {
+    pyodide.globals.set("patch", msg.patch);
+    try {
+      await pyodide.runPythonAsync(`
+from panel.io.pyodide import _convert_json_patch
+state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")
+`);
+    } catch (e) {
+      post({ type: "pyerror", message: String(e) });
+    }
+    post({ type: "idle" });
+  } else if (msg.type === "location") {
+    pyodide.globals.set("location", msg.location);
+    await pyodide.runPythonAsync(`
+import json
+from panel.io.state import state
+from panel.util import edit_readonly
+if state.location:
+    loc_data = json.loads(location)
+    with edit_readonly(state.location):
+        state.location.param.update({
+            k: v for k, v in loc_data.items() if k in state.location.param
+        })
+`);
+  }
+};

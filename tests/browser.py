@@ -1,0 +1,140 @@
+"""Helpers for end-to-end tests of the static site in headless Chromium.
+
+    from tests.browser import chromium, serve, open_page, wait_ready
+
+    with serve(dist) as url, chromium() as browser:
+        page, requests = open_page(browser, url + "index.html?lang=es")
+        wait_ready(page)                       # body[data-ready], or fails with the page's error
+        page.get_by_role("button", name="Avanzar").click()
+        assert all(is_local(r) for r in requests)
+
+Chromium is Debian's (/usr/bin/chromium, or $CHROMIUM); Python Playwright drives it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-default-apps", "--disable-extensions"]
+READY_TIMEOUT_MS = int(os.environ.get("KV_READY_TIMEOUT_MS", "90000"))
+
+
+def chromium_missing() -> str | None:
+    """Reason to skip browser tests, or None."""
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "Python Playwright is not installed (uv sync --extra test)"
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        return f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set CHROMIUM=path)"
+    return None
+
+
+@contextlib.contextmanager
+def serve(dist: Path, csp: str | None = None):
+    """Serve dist/ on 127.0.0.1 on a free port with build.py's server; yields the base URL."""
+    import build
+    server = build.serve_in_thread(Path(dist), 0, csp)
+    try:
+        yield server.url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def chromium(headless: bool = True):
+    """Launch Debian's Chromium with a fresh profile; yields a Playwright Browser."""
+    # Playwright gives every launch a fresh temporary profile (user-data-dir).
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=headless, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_context(browser, width: int = 1280, height: int = 800, **kw):
+    return browser.new_context(viewport={"width": width, "height": height}, **kw)
+
+
+def collect_requests(page_or_context) -> list[str]:
+    """Record the URL of every request the page (and its workers) makes."""
+    urls: list[str] = []
+    page_or_context.on("request", lambda r: urls.append(r.url))
+    return urls
+
+
+def open_page(browser, url: str, width: int = 1280, height: int = 800, context=None):
+    """New context + page at url; returns (page, requests) with requests recorded from the start."""
+    context = context or new_context(browser, width, height)
+    requests = collect_requests(context)
+    page = context.new_page()
+    page.console_messages = []
+    page.on("console", lambda m: page.console_messages.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: page.console_messages.append(f"pageerror: {e}"))
+    page.goto(url)
+    return page, requests
+
+
+class PageFailed(AssertionError):
+    pass
+
+
+def wait_ready(page, timeout_ms: int = READY_TIMEOUT_MS) -> None:
+    """Wait until body[data-ready] (interactive); raise with the page's own error text if it shows one."""
+    try:
+        page.wait_for_function(
+            "document.body && (document.body.dataset.ready === 'true' || document.body.dataset.error !== undefined)",
+            timeout=timeout_ms)
+    except Exception as e:
+        raise PageFailed(f"page not ready after {timeout_ms} ms; stage="
+                         f"{page.evaluate('document.body && document.body.dataset.stage')}; console:\n"
+                         + "\n".join(getattr(page, 'console_messages', [])[-30:])) from e
+    error = page.evaluate("document.body.dataset.error")
+    if error is not None:
+        raise PageFailed(f"page shows an error: {error}\nconsole:\n" + "\n".join(getattr(page, 'console_messages', [])[-30:]))
+
+
+def is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("data", "blob", "about") or parts.hostname in ("127.0.0.1", "localhost")
+
+
+def foreign(requests: list[str]) -> list[str]:
+    return sorted({u for u in requests if not is_local(u)})
+
+
+def wait_for_text(page, text: str, timeout_ms: int = 30000) -> None:
+    """Wait until text appears anywhere in the page, including Bokeh's shadow DOM."""
+    page.wait_for_function(
+        """(text) => {
+          const seen = new Set();
+          const walk = (node) => {
+            if (!node || seen.has(node)) return false;
+            seen.add(node);
+            if (node.nodeType === 3) return node.textContent.includes(text);
+            if (node.shadowRoot && walk(node.shadowRoot)) return true;
+            for (const c of node.childNodes) if (walk(c)) return true;
+            return false;
+          };
+          return walk(document.body);
+        }""", arg=text, timeout=timeout_ms)
+
+
+def click_button(page, name: str, times: int = 1, delay_s: float = 0.0) -> None:
+    """Click a Panel/Bokeh button by its label (Playwright pierces shadow DOM)."""
+    button = page.get_by_role("button", name=name)
+    for _ in range(times):
+        button.first.click()
+        if delay_s:
+            time.sleep(delay_s)
