@@ -1,42 +1,47 @@
 """Entry point shared by `panel serve app/explorable.py` and the static site.
 
-create_app(query) -> a Panel viewable; `query` is the page's URL query
-("?lang=en&t=12") or a dict of lists as Panel's session_args gives it.
-(Temporary stand-in while the real explorable is written.)
+    create_app(query) -> a Panel viewable
+
+`query` is the page's URL query ("?lang=en&t=12") or Panel's session_args.
+Bad parameters become notices on the page; a model that cannot be loaded
+becomes a clear message instead of a crash.
 """
 from __future__ import annotations
 
-import numpy as np
-import panel as pn
-from bokeh.models import ColumnDataSource
-from bokeh.plotting import figure
+import html
 
-from model import MiniGPT, cost
+import panel as pn
+
+from model import CheckpointError, MiniGPT
+
+from .i18n import tr
+from .state import Explorer, Settings
+from .urlstate import parse
+from .views import CSS, ExplorableView
+
+_MODEL = None
+
+
+def load_model():
+    """The committed checkpoint, loaded once per process (sessions share it read-only)."""
+    global _MODEL
+    if _MODEL is None:
+        _MODEL = MiniGPT.load()
+    return _MODEL
+
+
+def create_view(query=None) -> ExplorableView:
+    url = parse(query)
+    explorer = Explorer(load_model(), Settings(seed=url.seed, top_p=url.top_p, mode=url.mode))
+    if url.t is not None:
+        explorer.advance_to(url.t)
+    return ExplorableView(explorer, url)
 
 
 def create_app(query=None):
-    gpt = MiniGPT.load()
-    ids = gpt.tokenizer.encode("La Nela")
-    state = {"ids": list(ids)}
-    logits, cache = gpt.llenar(ids)
-    state["cache"], state["z"] = cache, logits[-1]
-    src = ColumnDataSource({"t": [1, 2], "c": [cost.c_cached(gpt.config, 1), cost.c_cached(gpt.config, 2)]})
-    fig = figure(height=200, sizing_mode="stretch_width", title="c(t)")
-    fig.vbar(x="t", top="c", width=0.8, source=src)
-    text = pn.pane.Markdown("La Nela")
-    button = pn.widgets.Button(name="Avanzar")
-
-    def step(_):
-        tok = int(np.argmax(state["z"]))
-        try:
-            state["z"] = gpt.avanzar(tok, state["cache"])
-        except IndexError as e:
-            text.object = f"IndexError: {e}"
-            return
-        state["ids"].append(tok)
-        t = len(state["ids"])
-        src.stream({"t": [t], "c": [cost.c_cached(gpt.config, t)]})
-        text.object = gpt.tokenizer.decode(state["ids"]) + f"  (t = {t} / 64)"
-
-    button.on_click(step)
-    return pn.Column(text, button, fig, sizing_mode="stretch_width")
+    try:
+        return create_view(query).layout
+    except CheckpointError as e:
+        lang = parse(query).lang
+        return pn.pane.HTML(f"<div class='error' role='alert'>{html.escape(tr(lang, 'model_error', message=str(e)))}"
+                            f"</div>", stylesheets=[CSS], sizing_mode="stretch_width")

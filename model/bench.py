@@ -43,6 +43,22 @@ def time_per_call(fn, min_seconds: float = 0.01, rounds: int = 5) -> float:
     return best
 
 
+def timed(fn, min_seconds: float = 0.002, max_calls: int = 50):
+    """(result of fn(), seconds per call). fn runs once; if that took less than
+    min_seconds it runs again in one batch long enough for a coarse clock
+    (browsers round performance.now() to 0.1 ms) and the batch's mean is used."""
+    t0 = time.perf_counter()
+    result = fn()
+    first = time.perf_counter() - t0
+    if first >= min_seconds:
+        return result, first
+    n = max(2, min(max_calls, int(min_seconds / max(first, 1e-6)) + 1))
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return result, (time.perf_counter() - t0) / n
+
+
 def window_ids(gpt, prompt: str = "La Nela", seed: int = 0, top_p: float = 0.9) -> list[int]:
     """The explorable's text: the prompt and sampled tokens up to a full window."""
     from .sampling import generate

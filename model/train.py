@@ -37,6 +37,7 @@ class TrainConfig:
     min_lr: float = 3e-4     # after the decay
     warmup: int = 100        # steps of linear warm-up, then cosine decay
     weight_decay: float = 0.1
+    dropout: float = 0.0     # on embeddings and on what attention and MLP add to the residual
     beta1: float = 0.9
     beta2: float = 0.95
     grad_clip: float = 1.0
@@ -92,15 +93,31 @@ def unheads(x):
     return x.transpose(0, 2, 1, 3).reshape(B, T, H * dk)
 
 
-def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = True):
-    """Mean cross-entropy of predicting batch[:, 1:] from batch[:, :-1], and its gradient."""
+def dropout_mask(rng, shape, p: float):
+    """Inverted dropout: zeros with probability p, the rest scaled by 1/(1-p); None when off."""
+    if rng is None or p <= 0:
+        return None
+    return (rng.random(shape) >= p) / (1.0 - p)
+
+
+def drop(x, mask):
+    return x if mask is None else x * mask
+
+
+def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = True,
+                   dropout: float = 0.0, rng=None):
+    """Mean cross-entropy of predicting batch[:, 1:] from batch[:, :-1], and its gradient.
+
+    With `dropout` and a generator, the embeddings and what each attention and
+    MLP adds to the residual stream are dropped out (training only)."""
     X, Y = batch[:, :-1], batch[:, 1:]                          # (B, T)
     B, T = X.shape
     H, d = cfg.n_heads, cfg.d_model
     scale = 1.0 / math.sqrt(cfg.d_head)
     mask = np.triu(np.ones((T, T), dtype=bool), k=1)
     p = params
-    x = p["wte"][X] + p["wpe"][:T]                              # (B, T, d)
+    m0 = dropout_mask(rng, (B, T, d), dropout)
+    x = drop(p["wte"][X] + p["wpe"][:T], m0)                    # (B, T, d)
     tapes = []
     for l in range(cfg.n_layers):
         h1, ln1 = ln_forward(x, p[f"h{l}.ln1.g"], p[f"h{l}.ln1.b"])
@@ -111,12 +128,14 @@ def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = Tr
         P = np.exp(s - s.max(-1, keepdims=True))
         P /= P.sum(-1, keepdims=True)
         a = unheads(P @ v)                                      # (B, T, d)
-        x = x + a @ p[f"h{l}.attn.wo"]
+        m_attn = dropout_mask(rng, (B, T, d), dropout)
+        x = x + drop(a @ p[f"h{l}.attn.wo"], m_attn)
         h2, ln2 = ln_forward(x, p[f"h{l}.ln2.g"], p[f"h{l}.ln2.b"])
         u = h2 @ p[f"h{l}.mlp.w1"] + p[f"h{l}.mlp.b1"]          # (B, T, d_ff)
         r = np.maximum(u, 0.0)
-        x = x + r @ p[f"h{l}.mlp.w2"] + p[f"h{l}.mlp.b2"]
-        tapes.append((h1, ln1, q, k, v, P, a, h2, ln2, u, r))
+        m_mlp = dropout_mask(rng, (B, T, d), dropout)
+        x = x + drop(r @ p[f"h{l}.mlp.w2"] + p[f"h{l}.mlp.b2"], m_mlp)
+        tapes.append((h1, ln1, q, k, v, P, a, h2, ln2, u, r, m_attn, m_mlp))
     hf, lnf = ln_forward(x, p["lnf.g"], p["lnf.b"])              # (B, T, d)
     logits = hf @ p["wte"].T                                    # (B, T, V)
     logits -= logits.max(-1, keepdims=True)
@@ -133,18 +152,20 @@ def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = Tr
     g["wte"] += dlogits.reshape(N, -1).T @ hf.reshape(N, d)
     dx, g["lnf.g"], g["lnf.b"] = ln_backward(dlogits @ p["wte"], lnf)
     for l in reversed(range(cfg.n_layers)):
-        h1, ln1, q, k, v, P, a, h2, ln2, u, r = tapes[l]
+        h1, ln1, q, k, v, P, a, h2, ln2, u, r, m_attn, m_mlp = tapes[l]
         # MLP
-        g[f"h{l}.mlp.w2"] = r.reshape(N, -1).T @ dx.reshape(N, d)
-        g[f"h{l}.mlp.b2"] = dx.reshape(N, d).sum(0)
-        du = (dx @ p[f"h{l}.mlp.w2"].T) * (u > 0)
+        dm = drop(dx, m_mlp)
+        g[f"h{l}.mlp.w2"] = r.reshape(N, -1).T @ dm.reshape(N, d)
+        g[f"h{l}.mlp.b2"] = dm.reshape(N, d).sum(0)
+        du = (dm @ p[f"h{l}.mlp.w2"].T) * (u > 0)
         g[f"h{l}.mlp.w1"] = h2.reshape(N, d).T @ du.reshape(N, -1)
         g[f"h{l}.mlp.b1"] = du.reshape(N, -1).sum(0)
         dh2, g[f"h{l}.ln2.g"], g[f"h{l}.ln2.b"] = ln_backward(du @ p[f"h{l}.mlp.w1"].T, ln2)
         dx = dx + dh2
         # attention
-        g[f"h{l}.attn.wo"] = a.reshape(N, d).T @ dx.reshape(N, d)
-        da = heads(dx @ p[f"h{l}.attn.wo"].T, H)                # (B, H, T, d_k)
+        do = drop(dx, m_attn)
+        g[f"h{l}.attn.wo"] = a.reshape(N, d).T @ do.reshape(N, d)
+        da = heads(do @ p[f"h{l}.attn.wo"].T, H)                # (B, H, T, d_k)
         dP = da @ v.transpose(0, 1, 3, 2)                       # (B, H, T, T)
         dv = P.transpose(0, 1, 3, 2) @ da
         ds = P * (dP - (dP * P).sum(-1, keepdims=True)) * scale
@@ -158,6 +179,7 @@ def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = Tr
         dh1 = dq @ p[f"h{l}.attn.wq"].T + dk @ p[f"h{l}.attn.wk"].T + dv @ p[f"h{l}.attn.wv"].T
         dh1, g[f"h{l}.ln1.g"], g[f"h{l}.ln1.b"] = ln_backward(dh1, ln1)
         dx = dx + dh1
+    dx = drop(dx, m0)
     np.add.at(g["wte"], X.reshape(-1), dx.reshape(N, d))
     g["wpe"][:T] = dx.sum(0)
     return float(loss), g
@@ -233,7 +255,7 @@ def train(text: str, out_dir: Path | None = None, tc: TrainConfig = TrainConfig(
     t0 = time.perf_counter()
     for step in range(tc.steps):
         batch = random_windows(train_ids, rng, tc.batch, tc.window)
-        loss, grads = loss_and_grads(params, cfg, batch)
+        loss, grads = loss_and_grads(params, cfg, batch, dropout=tc.dropout, rng=rng)
         lr = learning_rate(step, tc)
         opt.update(params, grads, lr)
         history.append(loss)

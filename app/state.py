@@ -1,0 +1,211 @@
+"""The explorable's state: the text so far, the cache, costs, timings, the error.
+
+Plain Python over the model; no Panel here. Each step really computes the
+token both ways, with the cache (`avanzar`) and without it (the full pass,
+`llenar` over every token), and times both: the selected mode's logits pick
+the next token, the other way is the proof (their largest difference) and the
+clock's comparison. Switching the mode therefore never recomputes anything.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model import cost, sample
+from model.bench import timed
+
+CACHE, FULL = "cache", "full"
+MODES = (CACHE, FULL)
+
+# what a cell of the cache grid shows at this step
+FUTURE, READ, COMPUTED = 0, 1, 2
+
+PROMPT = "La Nela"
+# a fixed text for the colour scale of the cache grid (the novel's first sentences)
+REFERENCE = ("Se puso el sol. Tras el breve crepúsculo vino tranquila y oscura la noche, en cuyo negro "
+             "seno murieron poco a poco los últimos rumores de la tierra soñolienta")
+
+
+@dataclass
+class StepError:
+    """The exception a step raised, as the reader will see it."""
+    type_name: str
+    message: str
+    position: int
+
+
+@dataclass
+class Measure:
+    """One position, computed both ways."""
+    cached_s: float | None = None     # avanzar on the cache of t-1 positions
+    full_s: float | None = None       # the full pass over t tokens
+    proof: float | None = None        # max |cached logits - full-pass logits|
+
+
+@dataclass
+class Settings:
+    seed: int = 0
+    top_p: float = 0.9
+    temperature: float = 1.0
+    mode: str = CACHE
+
+
+class Explorer:
+    """Step the mini-GPT token by token, keeping everything the views show."""
+
+    def __init__(self, gpt, settings: Settings | None = None, prompt: str = PROMPT):
+        self.gpt = gpt
+        self.cfg = gpt.config
+        self.settings = settings or Settings()
+        self.prompt = prompt
+        # costs of every position 1..n_ctx, exact integers from the model's formulas
+        positions = range(1, self.cfg.n_ctx + 1)
+        self.cost_cached = np.array([cost.c_cached(self.cfg, t) for t in positions], dtype=np.int64)
+        self.cost_full = np.array([cost.c_uncached(self.cfg, t) for t in positions], dtype=np.int64)
+        self.kv_scale = self._kv_scale()
+        self.reset()
+
+    def _kv_scale(self) -> dict[tuple[int, str], float]:
+        """A fixed colour scale per (block, 'k'|'v'): the 99th percentile of |value| on a
+        reference text. Fixed, so a stored column never changes colour."""
+        ids = self.gpt.tokenizer.encode(REFERENCE)[:self.cfg.n_ctx]
+        _, cache = self.gpt.llenar(ids)
+        return {(l, kind): float(np.percentile(np.abs((cache.k if kind == "k" else cache.v)[l]), 99)) or 1.0
+                for l in range(self.cfg.n_layers) for kind in ("k", "v")}
+
+    # -- state ------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Back to the prompt after prefill, with a fresh generator of the same seed."""
+        self.rng = np.random.default_rng(self.settings.seed)
+        self.ids: list[int] = self.gpt.tokenizer.encode(self.prompt)
+        self.n_prompt = len(self.ids)
+        logits, self.cache = self.gpt.llenar(self.ids)      # prefill: the prompt in one pass
+        self.next_logits = logits[-1]                        # (V,) the next token's logits
+        self.measures: dict[int, Measure] = {}
+        self.error: StepError | None = None
+
+    @property
+    def t(self) -> int:
+        """Positions in the text (and in the cache)."""
+        return len(self.ids)
+
+    @property
+    def mode(self) -> str:
+        return self.settings.mode
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        self.settings.mode = mode
+
+    def toggle(self) -> str:
+        self.set_mode(FULL if self.mode == CACHE else CACHE)
+        return self.mode
+
+    def configure(self, seed: int | None = None, top_p: float | None = None) -> None:
+        """New seed or top-p: a new text, so start over."""
+        if seed is not None:
+            self.settings.seed = int(seed)
+        if top_p is not None:
+            self.settings.top_p = float(top_p)
+        self.reset()
+
+    @property
+    def full(self) -> bool:
+        return self.t >= self.cfg.n_ctx
+
+    # -- one token --------------------------------------------------------------------------
+    def step(self, measure: bool = True) -> bool:
+        """Sample the next token and compute its position. False if it failed.
+
+        The selected mode's way is computed first and gives the logits that
+        pick the following token; with `measure`, the other way is computed
+        too, both are timed, and their largest difference is the proof.
+        At t = n_ctx the next position does not exist: the model raises its
+        own IndexError, kept in `self.error`; nothing else changes (the cache
+        is untouched, the generator rewound: trying again gives the same error).
+        """
+        s = self.settings
+        rng_state = self.rng.bit_generator.state
+        token = sample(self.next_logits, self.rng, s.temperature, None, s.top_p)
+        ids = self.ids + [token]
+
+        def with_cache():                       # avanzar: one row, on a copy of the cache
+            grown = self.cache.copy()
+            return self.gpt.avanzar(token, grown), grown
+
+        def without_cache():                    # the full pass over every token
+            all_logits, cache = self.gpt.llenar(ids)
+            return all_logits[-1], cache
+
+        ways = {CACHE: with_cache, FULL: without_cache}
+        other = FULL if self.mode == CACHE else CACHE
+        seconds = {}
+        try:
+            (logits, cache), seconds[self.mode] = timed(ways[self.mode])
+            if measure:
+                (check, _), seconds[other] = timed(ways[other])
+        except IndexError as e:
+            self.rng.bit_generator.state = rng_state
+            self.error = StepError(type(e).__name__, str(e), position=len(ids))
+            return False
+        self.ids, self.cache, self.next_logits = ids, cache, logits
+        self.error = None
+        self.measures[self.t] = (Measure(seconds[CACHE], seconds[FULL], float(np.abs(logits - check).max()))
+                                 if measure else Measure())
+        return True
+
+    def advance_to(self, t: int) -> None:
+        """Step without measuring up to position t (for a URL's t), measuring the last one."""
+        while self.t < min(t, self.cfg.n_ctx) - 1 and self.step(measure=False):
+            pass
+        if self.t < min(t, self.cfg.n_ctx):
+            self.step()
+
+    # -- what the views show ----------------------------------------------------------------
+    def cell_states(self, mode: str | None = None) -> np.ndarray:
+        """(n_ctx,) FUTURE / READ / COMPUTED for each position at this step.
+
+        With the cache only the newest column is computed and the others are
+        read; without it every column 1..t is computed again. Right after the
+        prefill the prompt's columns were all computed in that one pass.
+        """
+        mode = mode or self.mode
+        states = np.full(self.cfg.n_ctx, FUTURE, dtype=np.int8)
+        t = self.t
+        if t <= self.n_prompt or mode == FULL:
+            states[:t] = COMPUTED
+        else:
+            states[:t - 1] = READ
+            states[t - 1] = COMPUTED
+        return states
+
+    def vectors(self, layer: int, kind: str) -> np.ndarray:
+        """(t, d) the cached keys ('k') or values ('v') of a block, one row per position,
+        the heads side by side."""
+        a = (self.cache.k if kind == "k" else self.cache.v)[layer]       # (H, t, d_k)
+        H, t, dk = a.shape
+        return a.transpose(1, 0, 2).reshape(t, H * dk)
+
+    def tokens(self) -> list[str]:
+        return self.gpt.tokenizer.token_strings(self.ids)
+
+    def costs(self) -> dict:
+        """This token's multiplications both ways, the totals so far, the cache's memory."""
+        t, cfg = self.t, self.cfg
+        return {
+            "t": t,
+            "cached": int(self.cost_cached[t - 1]),
+            "full": int(self.cost_full[t - 1]),
+            "ratio": float(self.cost_full[t - 1] / self.cost_cached[t - 1]),
+            "total_cached": cost.total_cached(cfg, t),
+            "total_full": cost.total_uncached(cfg, t),
+            "total_ratio": cost.total_ratio(cfg, t),
+            "cache_numbers": self.cache.n_numbers,
+            "cache_bytes": self.cache.nbytes,
+        }
+
+    def clock(self) -> Measure:
+        """The last measured position (the current one, unless it was skipped)."""
+        return self.measures.get(self.t, Measure())

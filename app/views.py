@@ -1,0 +1,518 @@
+"""Thin Panel/Bokeh views over `Explorer`: every figure is built once and then
+updated by changing its data sources; HTML readouts are re-rendered strings.
+"""
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import panel as pn
+from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span)
+from bokeh.palettes import PuOr11
+from bokeh.plotting import figure
+
+from . import i18n
+from .a11y import A11y
+from .i18n import num, sci, tr
+from .state import CACHE, COMPUTED, FULL, FUTURE, READ, Explorer
+from .urlstate import SPEED_RANGE, UrlState
+
+GREEN = "#009E73"     # with the cache (Okabe-Ito bluish green)
+GREY = "#6f6f6f"      # without it
+INK = "#1a1a1a"
+HIGHLIGHT = "#F0E442"  # the current token (Okabe-Ito yellow)
+ROWS = [(0, "k"), (0, "v"), (1, "k"), (1, "v")]   # (block, matrix), top to bottom
+BAND = 1.0            # height of one row of the grid, in data units
+FILL = 0.84           # part of it the cells fill
+
+CSS = """
+:host { --green: %(green)s; --grey: %(grey)s; --ink: %(ink)s; font-size: 16px; color: var(--ink); }
+h1 { font-size: 1.45rem; margin: 0.2em 0; line-height: 1.2; }
+h2 { font-size: 1.05rem; margin: 0.6em 0 0.2em; }
+p { margin: 0.3em 0; line-height: 1.45; }
+.text { font-family: Georgia, 'Times New Roman', serif; font-size: 1.15rem; line-height: 2.0; }
+.tok { border: 1px solid #b9b9b9; border-radius: 3px; padding: 0 1px; margin: 0 1px; white-space: pre-wrap; }
+.tok.prompt { border-style: dashed; font-style: italic; background: #f3f3f3; }
+.tok.current { background: %(hl)s; border: 2px solid var(--ink); font-weight: bold; }
+.tok.nl { color: #777; }
+.tpos { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 1.1rem; font-weight: bold; }
+.legend-inline { font-size: 0.85rem; color: #444; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(230px, 1fr)); gap: 10px; }
+.card { border: 1px solid #d0d0d0; border-radius: 6px; padding: 8px 10px; background: #fff; }
+.card h3 { font-size: 0.95rem; margin: 0 0 4px; }
+.row { display: flex; justify-content: space-between; gap: 8px; align-items: baseline; }
+.num { font-family: ui-monospace, Menlo, Consolas, monospace; font-variant-numeric: tabular-nums; }
+.big { font-size: 1.25rem; font-weight: bold; }
+.cached { color: #00694d; } .full { color: #4a4a4a; }
+.active { outline: 2px solid var(--ink); outline-offset: 2px; border-radius: 3px; }
+.swatch { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em; border: 1px solid #333; }
+.swatch.cached { background: var(--green); }
+.swatch.full { background: repeating-linear-gradient(45deg, var(--grey) 0 3px, #cfcfcf 3px 6px); }
+.error { border: 2px solid #b00020; background: #fff4f4; border-radius: 6px; padding: 8px 12px; }
+.error code { font-size: 1rem; }
+.notice { border: 1px solid #b58900; background: #fffbe6; border-radius: 6px; padding: 4px 10px; margin: 2px 0;
+          font-size: 0.9rem; }
+.explain { font-size: 0.92rem; color: #333; }
+table.data { border-collapse: collapse; font-size: 0.85rem; width: 100%%; }
+table.data th, table.data td { border-bottom: 1px solid #ddd; padding: 2px 6px; text-align: right; }
+table.data td.tok, table.data th.tok { text-align: left; font-family: Georgia, serif; }
+table.data tr.current { background: #fff7b3; }
+@media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
+""" % {"green": GREEN, "grey": GREY, "ink": INK, "hl": HIGHLIGHT}
+
+
+def show_token(s: str) -> str:
+    """A token as text to show alone: a newline is drawn as ⏎."""
+    return s.replace("\n", "⏎")
+
+
+class ExplorableView:
+    def __init__(self, explorer: Explorer, url: UrlState):
+        self.ex = explorer
+        self.url = url
+        self.lang = url.lang
+        self.n = explorer.cfg.n_ctx
+        self._callback = None
+        self._build_widgets()
+        self._build_grid()
+        self._build_bars()
+        self._build_clock()
+        self._build_layout()
+        self.apply_language()
+        self.refresh()
+
+    # -- construction ---------------------------------------------------------------------
+    def _html(self, **kw):
+        return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
+
+    def _build_widgets(self):
+        self.step_button = pn.widgets.Button(button_type="primary", width=130)
+        self.play_button = pn.widgets.Toggle(button_type="default", width=130)
+        self.reset_button = pn.widgets.Button(button_type="default", width=130)
+        self.mode_switch = pn.widgets.RadioButtonGroup(options=[CACHE, FULL], value=self.ex.mode,
+                                                       button_type="success", width=260)
+        self.speed = pn.widgets.IntSlider(start=SPEED_RANGE[0], end=SPEED_RANGE[1], value=self.url.speed,
+                                          width=220)
+        self.seed = pn.widgets.IntInput(value=self.ex.settings.seed, start=0, end=2 ** 32 - 1, width=140)
+        self.top_p = pn.widgets.FloatSlider(value=self.ex.settings.top_p, start=0.05, end=1.0, step=0.05,
+                                            width=220)
+        self.lang_select = pn.widgets.RadioButtonGroup(options={"Español": "es", "English": "en"},
+                                                       value=self.lang, width=180)
+        self.a11y = A11y(sizing_mode="stretch_width")
+
+        self.step_button.on_click(lambda _e: self.do("step"))
+        self.reset_button.on_click(lambda _e: self.do("reset"))
+        self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
+        self.mode_switch.param.watch(lambda e: self.set_mode(e.new), "value")
+        self.speed.param.watch(lambda e: self._restart_timer(), "value")
+        self.seed.param.watch(lambda e: self.reconfigure(), "value")
+        self.top_p.param.watch(lambda e: self.reconfigure(), "value_throttled")
+        self.lang_select.param.watch(lambda e: self.set_language(e.new), "value")
+        self.a11y.param.watch(self._on_key, "command")
+
+        self.header = self._html()
+        self.notices = self._html(visible=False)
+        self.text = self._html()
+        self.error = self._html(visible=False)
+        self.readouts = self._html()
+        self.clock_text = self._html()
+        self.proof = self._html()
+        self.grid_note = self._html()
+        self.table = self._html()
+
+    def _build_grid(self):
+        n = self.n
+        # values are shown divided by their row's fixed scale (Explorer.kv_scale)
+        self.color = LinearColorMapper(palette=list(reversed(PuOr11)), low=-1, high=1, nan_color=(0, 0, 0, 0))
+        # one image per row of the grid: (64 numbers, n positions), NaN where not computed
+        ys = [self._band_y(i) for i in range(len(ROWS))]
+        self.grid_images = ColumnDataSource({
+            "image": [np.full((self.ex.cfg.d_model, n), np.nan, dtype=np.float32) for _ in ROWS],
+            "x": [0.5] * len(ROWS), "y": [y - FILL / 2 for y in ys],
+            "dw": [n] * len(ROWS), "dh": [FILL] * len(ROWS)})
+        cells = {"x": [], "y": [], "row": [], "pos": [], "tok": [], "state": [], "values": [],
+                 "line": [], "width": [], "hatch": [], "alpha": []}
+        for i in range(len(ROWS)):
+            for pos in range(1, n + 1):
+                cells["x"].append(pos)
+                cells["y"].append(ys[i])
+                cells["row"].append("")
+                cells["pos"].append(pos)
+                for key, value in (("tok", ""), ("state", ""), ("values", ""), ("line", "#cccccc"),
+                                   ("width", 0.5), ("hatch", "/"), ("alpha", 0.25)):
+                    cells[key].append(value)
+        self.grid_cells = ColumnDataSource(cells)
+        self.grid_marks = ColumnDataSource({"x": [], "y": []})
+        f = figure(height=250, sizing_mode="stretch_width", x_range=Range1d(0.5, n + 0.5),
+                   y_range=Range1d(-0.2, len(ROWS) * BAND + 0.35), toolbar_location=None,
+                   tools="", min_border_left=10)
+        f.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.grid_images,
+                color_mapper=self.color)
+        r = f.rect(x="x", y="y", width=0.92, height=FILL, source=self.grid_cells, fill_color="#d9d9d9",
+                   fill_alpha=0.0, line_color="line", line_width="width", hatch_pattern="hatch",
+                   hatch_alpha="alpha", hatch_color="#8a8a8a", hatch_scale=6)
+        f.scatter(x="x", y="y", source=self.grid_marks, marker="triangle", size=9, color=INK)
+        self.grid_hover = HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values")
+        f.add_tools(self.grid_hover)
+        f.yaxis.ticker = FixedTicker(ticks=ys)
+        f.xaxis.ticker = FixedTicker(ticks=[1, 8, 16, 24, 32, 40, 48, 56, 64])
+        f.grid.visible = False
+        f.outline_line_color = None
+        self.grid_fig = f
+        self.grid_pane = pn.pane.Bokeh(f, sizing_mode="stretch_width")
+
+    def _band_y(self, i: int) -> float:
+        """Centre of row i of the grid (row 0 at the top)."""
+        return (len(ROWS) - 1 - i) * BAND + BAND / 2
+
+    def _build_bars(self):
+        n, ex = self.n, self.ex
+        pos = np.arange(1, n + 1)
+        self.bars = ColumnDataSource({"pos": pos, "c": np.zeros(n), "tc": np.zeros(n),
+                                      "c_text": [""] * n, "tc_text": [""] * n, "ratio": pos.astype(str)})
+        top = float(ex.cost_full[-1]) * 1.06 / 1e6                      # drawn in millions
+        f = figure(height=260, sizing_mode="stretch_width", x_range=Range1d(0.5, n + 0.5),
+                   y_range=Range1d(0, top), toolbar_location=None, tools="", min_border_left=10)
+        self.bar_full = f.vbar(x="pos", top="tc", width=0.8, source=self.bars, fill_color=GREY,
+                               line_color=GREY, hatch_pattern="/", hatch_color="white", hatch_alpha=0.6)
+        self.bar_cached = f.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN,
+                                 line_color="#00513b")
+        self.bar_hover = HoverTool(renderers=[self.bar_full, self.bar_cached], tooltips="")
+        f.add_tools(self.bar_hover)
+        self.bar_now = Span(location=2, dimension="height", line_color=INK, line_dash="dashed", line_width=1)
+        f.add_layout(self.bar_now)
+        f.xaxis.ticker = FixedTicker(ticks=[1, 8, 16, 24, 32, 40, 48, 56, 64])
+        f.xgrid.visible = False
+        f.outline_line_color = None
+        self.bars_fig = f
+        self.bars_pane = pn.pane.Bokeh(f, sizing_mode="stretch_width")
+
+    def _build_clock(self):
+        n = self.n
+        self.clock = ColumnDataSource({"pos": [], "cached_ms": [], "full_ms": []})
+        f = figure(height=200, sizing_mode="stretch_width", x_range=Range1d(0.5, n + 0.5),
+                   toolbar_location=None, tools="", min_border_left=10)
+        self.clock_full = f.scatter(x="pos", y="full_ms", source=self.clock, marker="square", size=6,
+                                    color=GREY)
+        self.clock_cached = f.scatter(x="pos", y="cached_ms", source=self.clock, marker="circle", size=6,
+                                      color=GREEN)
+        f.y_range.start = 0
+        f.xaxis.ticker = FixedTicker(ticks=[1, 8, 16, 24, 32, 40, 48, 56, 64])
+        f.outline_line_color = None
+        self.clock_hover = HoverTool(renderers=[self.clock_full, self.clock_cached], tooltips="")
+        f.add_tools(self.clock_hover)
+        self.clock_fig = f
+        self.clock_pane = pn.pane.Bokeh(f, sizing_mode="stretch_width")
+
+    def _build_layout(self):
+        controls = pn.FlexBox(self.step_button, self.play_button, self.reset_button, self.mode_switch,
+                              self.speed, align_items="center", gap="8px", sizing_mode="stretch_width")
+        self.advanced = pn.Card(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"),
+                                self.a11y, collapsed=True, sizing_mode="stretch_width")
+        self.table_card = pn.Card(self.table, collapsed=True, sizing_mode="stretch_width")
+        self.table_card.param.watch(lambda e: self._render_table(), "collapsed")
+        self.layout = pn.Column(
+            self.header, self.notices, self.text, controls, self.error,
+            self.grid_pane, self.grid_note, self.bars_pane, self.readouts,
+            self.clock_text, self.clock_pane, self.proof, self.advanced, self.table_card,
+            sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
+
+    # -- language -------------------------------------------------------------------------
+    def t(self, msg_id: str, **kw) -> str:
+        return tr(self.lang, msg_id, **kw)
+
+    def apply_language(self):
+        """Every fixed label, in the current language."""
+        t = self.t
+        self.step_button.name = t("step")
+        self.reset_button.name = t("reset")
+        self.play_button.name = t("pause") if self.play_button.value else t("play")
+        self.mode_switch.options = {t("mode_cache"): CACHE, t("mode_full"): FULL}
+        self.speed.name = t("speed")
+        self.seed.name = t("seed")
+        self.top_p.name = t("top_p")
+        self.lang_select.name = t("language")
+        self.advanced.title = t("advanced")
+        self.table_card.title = t("table_heading")
+        self.a11y.help_text = t("keyboard")
+        self.header.object = (f"<h1>{html.escape(t('title'))}</h1><p>{html.escape(t('intro'))}</p>"
+                              if not self.url.embed else "")
+        self.header.visible = not self.url.embed
+        self.grid_fig.title.text = t("grid_title")
+        self.grid_fig.xaxis.axis_label = t("grid_x")
+        self.grid_fig.yaxis.major_label_overrides = {
+            self._band_y(i): t("row_" + kind, l=block + 1) for i, (block, kind) in enumerate(ROWS)}
+        self.grid_note.object = f"<p class='legend-inline'>{html.escape(t('grid_note'))}</p>"
+        self.bars_fig.title.text = t("bars_title")
+        self.bars_fig.yaxis.axis_label = t("bars_y")
+        self.bars_fig.xaxis.axis_label = t("grid_x")
+        self.clock_fig.title.text = t("clock_plot_title")
+        self.clock_fig.yaxis.axis_label = t("clock_plot_y")
+        self.clock_fig.xaxis.axis_label = t("grid_x")
+        self.bar_hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache"), "@c_text"),
+                                   (t("without_cache"), "@tc_text"), ("×", "@ratio")]
+        self.clock_hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
+                                     (t("without_cache") + " (ms)", "@full_ms{0.000}")]
+        self._render_notices()
+
+    def set_language(self, lang: str):
+        if lang not in i18n.LANGS or lang == self.lang:
+            return
+        self.lang = self.url.lang = lang
+        self.apply_language()
+        self.refresh()
+
+    def _render_notices(self):
+        items = [self.t("notice_bad", key=k, value=v, why=self.t(why, **kw))
+                 for k, v, why, kw in self.url.notices]
+        self.notices.object = "".join(f"<div class='notice' role='note'>{html.escape(s)}</div>" for s in items)
+        self.notices.visible = bool(items)
+
+    # -- actions ----------------------------------------------------------------------------
+    def do(self, command: str):
+        """One user action. Safe to call in any state, as often as a reader clicks."""
+        if command == "step":
+            self.step()
+        elif command == "reset":
+            self.reset()
+        elif command == "toggle":
+            self.mode_switch.value = FULL if self.ex.mode == CACHE else CACHE
+        elif command == "play":
+            self.play_button.value = not self.play_button.value
+
+    def _on_key(self, event):
+        self.do(event.new.split(":")[0])
+
+    def step(self):
+        ok = self.ex.step()
+        if not ok or self.ex.error:
+            self.set_playing(False)
+        self.refresh()
+        if self.ex.error:
+            e = self.ex.error
+            self.a11y.message = self.t("live_error", pos=e.position, type=e.type_name, message=e.message)
+        else:
+            c = self.ex.costs()
+            mode = self.t("mode_cache" if self.ex.mode == CACHE else "mode_full")
+            self.a11y.message = self.t("live_step", t=self.ex.t, n=self.n, tok=show_token(self.ex.tokens()[-1]),
+                                       mode=mode, c=num(c["cached" if self.ex.mode == CACHE else "full"], self.lang))
+
+    def reset(self):
+        self.set_playing(False)
+        self.ex.reset()
+        self.clock.data = {"pos": [], "cached_ms": [], "full_ms": []}
+        self.refresh()
+        self.a11y.message = self.t("live_reset", t=self.ex.t, n=self.n)
+
+    def reconfigure(self):
+        self.set_playing(False)
+        self.ex.configure(seed=self.seed.value, top_p=self.top_p.value)
+        self.clock.data = {"pos": [], "cached_ms": [], "full_ms": []}
+        self.refresh()
+
+    def set_mode(self, mode: str):
+        if mode == self.ex.mode:
+            return
+        self.ex.set_mode(mode)
+        self.refresh()
+        self.a11y.message = self.t("live_mode", mode=self.t("mode_cache" if mode == CACHE else "mode_full"))
+
+    # -- animation: a periodic callback, no threads, no sleeps (works under Pyodide) --------------
+    def set_playing(self, playing: bool):
+        if self.play_button.value != playing:
+            self.play_button.value = playing      # the watcher calls back here
+            return
+        if playing and self.ex.error:             # nothing to animate until Reset
+            self.play_button.value = False
+            return
+        self.play_button.name = self.t("pause") if playing else self.t("play")
+        was_playing = self._callback is not None
+        self._stop_timer()
+        if playing:
+            self._callback = pn.state.add_periodic_callback(self._tick, period=self._period())
+            self.a11y.message = self.t("live_play")
+        elif was_playing:
+            self.a11y.message = self.t("live_pause")
+
+    def _period(self) -> int:
+        speed = self.speed.value
+        if self.a11y.reduced_motion:
+            speed = min(speed, 2)
+        return int(1000 / speed)
+
+    def _tick(self):
+        self.step()
+
+    def _stop_timer(self):
+        if self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+
+    def _restart_timer(self):
+        if self._callback is not None:
+            self._stop_timer()
+            self._callback = pn.state.add_periodic_callback(self._tick, period=self._period())
+
+    # -- drawing --------------------------------------------------------------------------------
+    def refresh(self):
+        """Bring every view up to the state. Called once per action."""
+        self._render_text()
+        self._render_grid()
+        self._render_bars()
+        self._render_readouts()
+        self._render_clock()
+        self._render_error()
+        if not self.table_card.collapsed:
+            self._render_table()
+
+    def _render_text(self):
+        toks = self.ex.tokens()
+        spans = []
+        for i, s in enumerate(toks):
+            cls = ["tok"]
+            if i < self.ex.n_prompt:
+                cls.append("prompt")
+            if i == len(toks) - 1:
+                cls.append("current")
+            if s.strip("\n") == "":
+                cls.append("nl")
+            shown = html.escape(show_token(s)) + ("<br>" * s.count("\n"))
+            title = self.t("prompt_token" if i < self.ex.n_prompt else "sampled_token") + f" {i + 1}"
+            spans.append(f"<span class='{' '.join(cls)}' title='{html.escape(title)}'>{shown}</span>")
+        self.text.object = (f"<p><span class='tpos'>{self.t('position', t=self.ex.t, n=self.n)}</span></p>"
+                            f"<div class='text' lang='es'>{''.join(spans)}</div>")
+
+    def _render_grid(self):
+        ex, n, d = self.ex, self.n, self.ex.cfg.d_model
+        states = ex.cell_states()
+        images = []
+        for block, kind in ROWS:
+            img = np.full((d, n), np.nan, dtype=np.float32)
+            img[:, :ex.t] = ex.vectors(block, kind).T / ex.kv_scale[block, kind]   # (d, t)
+            images.append(img)
+        self.grid_images.data["image"] = images
+        state_text = {FUTURE: self.t("cell_future"), READ: self.t("cell_read"), COMPUTED: self.t("cell_computed")}
+        toks = ex.tokens()
+        cells = {k: [] for k in ("row", "tok", "state", "values", "line", "width", "hatch", "alpha")}
+        for i, (block, kind) in enumerate(ROWS):
+            label = self.t("row_" + kind, l=block + 1)
+            vecs = ex.vectors(block, kind)
+            for p in range(n):
+                st = states[p]
+                cells["row"].append(label)
+                cells["tok"].append(show_token(toks[p]) if p < ex.t else "")
+                cells["state"].append(state_text[st])
+                cells["values"].append(self.t("cell_values", n=d, lo=f"{vecs[p].min():.2f}",
+                                              hi=f"{vecs[p].max():.2f}") if p < ex.t else "")
+                cells["line"].append(INK if st == COMPUTED else ("#9a9a9a" if st == READ else "#cccccc"))
+                cells["width"].append(2.2 if st == COMPUTED else 0.5)
+                cells["hatch"].append("/" if st == FUTURE else " ")
+                cells["alpha"].append(0.35 if st == FUTURE else 0.0)
+        self.grid_cells.data.update(cells)
+        computed = np.flatnonzero(states == COMPUTED) + 1
+        self.grid_marks.data = {"x": list(computed), "y": [len(ROWS) * BAND + 0.15] * len(computed)}
+
+    def _render_bars(self):
+        ex, n, lang = self.ex, self.n, self.lang
+        t = ex.t
+        shown = np.arange(1, n + 1) <= t
+        self.bars.data.update({
+            "c": np.where(shown, ex.cost_cached, 0) / 1e6, "tc": np.where(shown, ex.cost_full, 0) / 1e6,
+            "c_text": [num(c, lang) for c in ex.cost_cached], "tc_text": [num(c, lang) for c in ex.cost_full]})
+        cached_on = ex.mode == CACHE
+        self.bar_cached.glyph.fill_alpha = 1.0 if cached_on else 0.45
+        self.bar_cached.glyph.line_width = 1.5 if cached_on else 0.5
+        self.bar_full.glyph.fill_alpha = 0.25 if cached_on else 0.95
+        self.bar_full.glyph.line_alpha = 0.5 if cached_on else 1.0
+        self.bar_now.location = t
+
+    def _render_readouts(self):
+        ex, lang, t = self.ex, self.lang, self.t
+        c = ex.costs()
+        cached_on = ex.mode == CACHE
+        act = lambda on: " active" if on else ""
+        kib = c["cache_bytes"] / 1024
+        self.readouts.object = f"""
+<div class='cards'>
+ <div class='card' data-testid='this-token'>
+  <h3>{html.escape(t('this_token', t=c['t']))}</h3>
+  <div class='row{act(cached_on)}'><span><span class='swatch cached'></span> {t('with_cache')}</span>
+   <span class='num cached' data-testid='token-cached'>{num(c['cached'], lang)}</span></div>
+  <div class='row{act(not cached_on)}'><span><span class='swatch full'></span> {t('without_cache')}</span>
+   <span class='num full' data-testid='token-full'>{num(c['full'], lang)}</span></div>
+  <div class='row'><span></span><span class='num big' data-testid='token-ratio'>{num(c['ratio'], lang, 0)}×</span></div>
+ </div>
+ <div class='card' data-testid='totals'>
+  <h3>{html.escape(t('totals', t=c['t']))}</h3>
+  <div class='row{act(cached_on)}'><span><span class='swatch cached'></span> {t('with_cache')}</span>
+   <span class='num cached' data-testid='total-cached'>{num(c['total_cached'], lang)}</span></div>
+  <div class='row{act(not cached_on)}'><span><span class='swatch full'></span> {t('without_cache')}</span>
+   <span class='num full' data-testid='total-full'>{num(c['total_full'], lang)}</span></div>
+  <div class='row'><span></span><span class='num big' data-testid='total-ratio'>{num(c['total_ratio'], lang, 1)}×</span></div>
+ </div>
+ <div class='card' data-testid='memory'>
+  <h3>{html.escape(t('memory'))}</h3>
+  <div class='num big' data-testid='memory-numbers'>{html.escape(t('memory_value', numbers=num(c['cache_numbers'], lang), kib=num(kib, lang, 1 if kib % 1 else 0)))}</div>
+  <div class='num explain'>{html.escape(t('memory_formula', t=c['t']))}</div>
+ </div>
+</div>"""
+
+    def _render_clock(self):
+        ex, lang = self.ex, self.lang
+        m = ex.clock()
+        t = ex.t
+        if m.cached_s is None:
+            body = f"<p class='explain'>{html.escape(self.t('clock_none'))}</p>"
+        else:
+            ratio = m.full_s / m.cached_s
+            body = (f"<div class='row'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
+                    f"<span class='num' data-testid='clock-cached'>{num(m.cached_s * 1e3, lang, 3)} ms</span></div>"
+                    f"<div class='row'><span><span class='swatch full'></span> {self.t('without_cache')}</span>"
+                    f"<span class='num' data-testid='clock-full'>{num(m.full_s * 1e3, lang, 3)} ms</span></div>"
+                    f"<p class='num big' data-testid='clock-ratio'>"
+                    f"{html.escape(self.t('clock_ratio', x=num(ratio, lang, 1), n=t))}</p>")
+            if t == self.n:
+                body += (f"<p class='explain' data-testid='clock-explain'>"
+                         f"{html.escape(self.t('clock_explain', n=t, x=num(ratio, lang, 0)))}</p>")
+        self.clock_text.object = (f"<h2>{html.escape(self.t('clock_heading'))}</h2><div class='card'>"
+                                  f"<h3>{html.escape(self.t('clock_last'))}</h3>{body}</div>")
+        pos = sorted(p for p, mm in ex.measures.items() if mm.cached_s is not None)
+        self.clock.data = {"pos": pos, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in pos],
+                           "full_ms": [ex.measures[p].full_s * 1e3 for p in pos]}
+        proof = m.proof
+        text = (self.t("proof_value", diff=sci(proof)) if proof is not None else self.t("proof_none"))
+        self.proof.object = (f"<h2>{html.escape(self.t('proof_heading'))}</h2>"
+                             f"<p data-testid='proof'>{html.escape(text)}</p>"
+                             f"<p class='explain'>{html.escape(self.t('proof_explain'))}</p>")
+
+    def _render_error(self):
+        e = self.ex.error
+        if e is None:
+            self.error.visible = False
+            self.error.object = ""
+            return
+        self.error.object = (
+            f"<div class='error' role='alert' data-testid='error'>"
+            f"<h2>{html.escape(self.t('error_heading', pos=e.position))}</h2>"
+            f"<p><code>{html.escape(e.type_name)}: {html.escape(e.message)}</code></p>"
+            f"<p>{html.escape(self.t('error_explain', n=self.n, pos=e.position))}</p></div>")
+        self.error.visible = True
+
+    def _render_table(self):
+        if self.table_card.collapsed:
+            return
+        ex, lang = self.ex, self.lang
+        toks = ex.tokens()
+        head = "".join(f"<th>{html.escape(self.t(k))}</th>" for k in
+                       ("table_pos", "table_token", "table_cached", "table_full", "table_ms_cached", "table_ms_full"))
+        rows = []
+        for p in range(1, ex.t + 1):
+            m = ex.measures.get(p)
+            ms = lambda s: num(s * 1e3, lang, 3) if s is not None else "—"
+            cls = " class='current'" if p == ex.t else ""
+            rows.append(f"<tr{cls}><td>{p}</td><td class='tok'>{html.escape(show_token(toks[p - 1]))}</td>"
+                        f"<td>{num(ex.cost_cached[p - 1], lang)}</td><td>{num(ex.cost_full[p - 1], lang)}</td>"
+                        f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>")
+        self.table.object = (f"<table class='data'><caption class='sr-only'>{html.escape(self.t('table_heading'))}"
+                             f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

@@ -1,0 +1,203 @@
+"""The explorable in a real browser, served by `panel serve` (development mode).
+
+Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
+"""
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.browser import chromium, chromium_missing, open_page
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "test-output"
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
+         "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/explorable"
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            break
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                pytest.fail("panel serve did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+def plain(s: str) -> str:
+    """Page text with its thousands separators and spaces removed."""
+    return re.sub(r"[\s\u202f,]", "", s)
+
+
+def text_of(page, testid: str) -> str:
+    return page.locator(f"[data-testid={testid}]").first.inner_text()
+
+
+def wait_t(page, t: int, timeout=20000):
+    page.locator(".tpos").filter(has_text=re.compile(rf"^t = {t} / 64$")).first.wait_for(timeout=timeout)
+
+
+def current_t(page) -> int:
+    return int(re.search(r"t = (\d+)", page.locator(".tpos").first.inner_text()).group(1))
+
+
+def shot(page, name: str):
+    OUT.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+
+
+def errors(page):
+    return [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
+
+
+def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
+    page, _ = open_page(browser, app_url + "?lang=es")
+    wait_t(page, 2)
+    step = page.get_by_role("button", name="Avanzar")
+    for t in range(3, 13):                          # ten steps with the button
+        step.click()
+        wait_t(page, t)
+    page.locator("body").click(position={"x": 5, "y": 5})   # focus the page, not the button
+    for t in range(13, 65):                         # the rest with the keyboard
+        page.keyboard.press("ArrowRight" if t % 2 else "n")
+        wait_t(page, t)
+    assert plain(text_of(page, "total-cached")) == "8921088"
+    assert plain(text_of(page, "total-full")) == "295526400"
+    assert text_of(page, "total-ratio").strip() == "33.1×"
+    assert plain(text_of(page, "token-ratio")) == "64×"
+    assert "16 384" in text_of(page, "memory-numbers").replace("\u202f", " ")
+    assert "128 KiB" in text_of(page, "memory-numbers").replace("\u202f", " ")
+    ratio = text_of(page, "clock-ratio")
+    assert re.search(r"El reloj: [\d.]+× · la cuenta: 64×", ratio), ratio
+    assert page.locator("[data-testid=clock-explain]").count() == 1
+    assert re.search(r"\d\.\de-1[3-6]", text_of(page, "proof")), text_of(page, "proof")
+    shot(page, "app-es-t64")
+
+    page.keyboard.press("n")                        # position 65
+    err = page.locator("[data-testid=error]")
+    err.wait_for()
+    assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
+    assert "64 filas" in err.inner_text()
+    assert current_t(page) == 64
+    live = page.locator("[role=status]").first
+    assert "IndexError" in live.inner_text()
+    shot(page, "app-es-index-error")
+
+    step.click()                                    # again: still the error, nothing breaks
+    assert err.is_visible() and current_t(page) == 64
+    page.get_by_role("button", name="Reiniciar").click()
+    wait_t(page, 2)
+    err.wait_for(state="hidden")
+    assert errors(page) == []
+
+
+def test_toggle_mode_at_any_t(browser, app_url):
+    page, _ = open_page(browser, app_url + "?lang=es&t=20")
+    wait_t(page, 20)
+    cached_row = page.locator("[data-testid=token-cached]").locator("xpath=..")
+    full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
+    assert "active" in cached_row.get_attribute("class")
+    page.get_by_role("button", name="Sin caché").click()
+    page.wait_for_function("() => true")
+    full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
+    full_row.and_(page.locator(".active")).wait_for()
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("n")
+    wait_t(page, 21)
+    assert plain(text_of(page, "token-full")) == plain(f"{21 * (131072 + 256 * 21):,}")
+    page.keyboard.press("c")                         # back to the cache with the keyboard
+    page.locator("[data-testid=token-cached]").locator("xpath=..").and_(page.locator(".active")).wait_for()
+    shot(page, "app-es-toggle")
+    assert errors(page) == []
+
+
+def test_url_state_in_english(browser, app_url):
+    page, _ = open_page(browser, app_url + "?lang=en&mode=full&t=40&seed=3&embed=1", width=1000)
+    wait_t(page, 40)
+    assert page.get_by_role("button", name="Step").count() == 1
+    assert page.locator("h1").count() == 0          # embed: no page chrome
+    assert "active" in page.locator("[data-testid=token-full]").locator("xpath=..").get_attribute("class")
+    assert plain(text_of(page, "total-full")) == plain(f"{sum(t * (131072 + 256 * t) for t in range(1, 41)):,}")
+    shot(page, "app-en-url-state")
+
+
+def test_bad_url_values_show_notices_and_work(browser, app_url):
+    page, _ = open_page(browser, app_url + "?t=999&lang=xx&seed=abc&mode=turbo")
+    wait_t(page, 2)
+    notes = page.locator("[role=note]")
+    assert notes.count() == 4
+    assert "t=999" in notes.all_inner_texts()[0] or any("t=999" in n for n in notes.all_inner_texts())
+    page.get_by_role("button", name="Avanzar").click()
+    wait_t(page, 3)
+    assert errors(page) == []
+
+
+def test_animation_and_click_storm(browser, app_url):
+    page, _ = open_page(browser, app_url + "?lang=es&speed=5")
+    wait_t(page, 2)
+    page.get_by_role("button", name="Animar").click()
+    deadline = time.time() + 15
+    while current_t(page) < 6 and time.time() < deadline:
+        time.sleep(0.1)
+    assert current_t(page) >= 6                      # it plays by itself
+    step = page.get_by_role("button", name="Avanzar")
+    for _ in range(10):                             # click storm while it plays
+        step.click(delay=0, no_wait_after=True)
+    page.get_by_role("button", name="Pausa").click()
+    time.sleep(0.5)
+    t1 = current_t(page)
+    time.sleep(1.0)
+    assert current_t(page) == t1                     # paused
+    assert errors(page) == []
+    # storm through 64: the error appears, the page survives, Reset works
+    for _ in range(70):
+        step.click(delay=0, no_wait_after=True)
+    page.locator("[data-testid=error]").wait_for(timeout=30000)
+    page.get_by_role("button", name="Reiniciar").click()
+    wait_t(page, 2)
+    assert errors(page) == []
+
+
+def test_phone_width_and_language_switch(browser, app_url):
+    page, _ = open_page(browser, app_url, width=360, height=740)
+    wait_t(page, 2)
+    shot(page, "app-es-phone")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 360 + 1, f"horizontal scroll at 360 px: {width}"
+    page.get_by_role("button", name="Ajustes avanzados").click() if page.get_by_role(
+        "button", name="Ajustes avanzados").count() else page.get_by_text("Ajustes avanzados").click()
+    page.get_by_role("button", name="English").click()
+    page.get_by_role("button", name="Step").wait_for()
+    shot(page, "app-en-phone")

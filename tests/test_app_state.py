@@ -1,0 +1,124 @@
+"""The explorable's state, without a browser."""
+import numpy as np
+import pytest
+
+from app.state import CACHE, COMPUTED, FULL, FUTURE, READ, Explorer, Settings
+from model import generate
+
+
+@pytest.fixture
+def ex(gpt):
+    return Explorer(gpt, Settings(seed=0, top_p=0.9))
+
+
+def test_starts_after_prefill(ex):
+    assert ex.t == 2 and ex.tokens() == ["La", " Nela"]
+    assert list(ex.cell_states()[:3]) == [COMPUTED, COMPUTED, FUTURE]
+    assert ex.error is None and ex.clock().cached_s is None
+    c = ex.costs()
+    assert c["total_cached"] == 131_072 * 2 + 256 * 3 and c["cache_numbers"] == 2 * 2 * 2 * 64
+
+
+def test_stepping_with_the_cache(ex):
+    assert ex.step()
+    assert ex.t == 3
+    states = ex.cell_states()
+    assert list(states[:4]) == [READ, READ, COMPUTED, FUTURE]
+    m = ex.clock()
+    assert m.cached_s > 0 and m.full_s > 0
+    assert m.proof < 1e-12
+    assert ex.cache.k[0].shape == (4, 3, 16)
+
+
+def test_same_text_as_generate_and_same_seed_same_text(gpt, ex):
+    while ex.t < 64:
+        assert ex.step()
+    assert ex.ids == generate(gpt, "La Nela", 62, seed=0, top_p=0.9)
+    other = Explorer(gpt, Settings(seed=0, top_p=0.9))
+    other.advance_to(64)
+    assert other.ids == ex.ids
+
+
+def test_totals_at_64_and_the_error_at_65(ex):
+    ex.advance_to(64)
+    c = ex.costs()
+    assert (c["total_cached"], c["total_full"]) == (8_921_088, 295_526_400)
+    assert round(c["total_ratio"], 1) == 33.1 and c["ratio"] == 64
+    assert c["cache_numbers"] == 16_384 and c["cache_bytes"] == 131_072
+    ids, k0 = list(ex.ids), ex.cache.k[0]
+    assert not ex.step()
+    assert ex.error.type_name == "IndexError" and ex.error.position == 65
+    assert "index 64 is out of bounds" in ex.error.message
+    assert ex.ids == ids and ex.cache.k[0] is k0 and ex.t == 64
+    assert not ex.step()                                 # again: the same error, nothing breaks
+    assert ex.error.position == 65 and ex.t == 64
+
+
+def test_error_without_the_cache_is_the_same_lookup(ex):
+    ex.set_mode(FULL)
+    ex.advance_to(64)
+    assert not ex.step()
+    assert ex.error.type_name == "IndexError" and ex.error.position == 65
+
+
+def test_reset_recovers(ex):
+    ex.advance_to(64)
+    ex.step()
+    first = list(ex.ids)
+    ex.reset()
+    assert ex.error is None and ex.t == 2 and not ex.measures
+    ex.advance_to(64)
+    assert ex.ids == first
+
+
+@pytest.mark.parametrize("t", [2, 3, 17, 40, 64])
+def test_toggling_at_any_t(ex, t):
+    ex.advance_to(t)
+    assert ex.toggle() == FULL
+    states = ex.cell_states()
+    assert (states[:t] == COMPUTED).all() and (states[t:] == FUTURE).all()
+    assert ex.toggle() == CACHE
+    if t > 2:
+        assert (ex.cell_states()[:t - 1] == READ).all()
+
+
+def test_mixed_modes_give_the_same_text(gpt):
+    a = Explorer(gpt, Settings(seed=5))
+    b = Explorer(gpt, Settings(seed=5))
+    while a.t < 40:
+        if a.t % 3 == 0:
+            a.toggle()
+        a.step()
+    b.advance_to(40)
+    assert a.ids == b.ids
+
+
+def test_no_cache_step_keeps_a_valid_cache(gpt):
+    ex = Explorer(gpt, Settings(seed=2, mode=FULL))
+    ex.advance_to(20)
+    ex.set_mode(CACHE)
+    ex.step()
+    assert ex.clock().proof < 1e-12
+    full = gpt.forward(ex.ids)
+    assert np.abs(full[-1] - ex.next_logits).max() < 1e-12
+
+
+def test_new_seed_or_top_p_starts_over(ex):
+    ex.advance_to(10)
+    ex.configure(seed=3)
+    assert ex.t == 2 and ex.settings.seed == 3
+    ex.advance_to(30)
+    ex.configure(top_p=0.5)
+    assert ex.t == 2 and ex.settings.top_p == 0.5
+
+
+def test_vectors_are_the_cache(ex):
+    ex.advance_to(10)
+    v = ex.vectors(1, "v")
+    assert v.shape == (10, 64)
+    assert np.array_equal(v[4, 16:32], ex.cache.v[1][1, 4])     # head 2 of position 5
+
+
+def test_bad_mode_is_refused(ex):
+    with pytest.raises(ValueError):
+        ex.set_mode("turbo")

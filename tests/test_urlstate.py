@@ -1,0 +1,49 @@
+import pytest
+
+from app.urlstate import parse
+
+
+def test_defaults():
+    s = parse("")
+    assert (s.lang, s.mode, s.t, s.seed, s.speed, s.embed, s.notices) == ("es", "cache", None, 0, 4, False, [])
+
+
+def test_good_values():
+    s = parse("?lang=en&mode=full&t=40&seed=3&speed=8&top_p=0.8&embed=1")
+    assert (s.lang, s.mode, s.t, s.seed, s.speed, s.top_p, s.embed) == ("en", "full", 40, 3, 8, 0.8, True)
+    assert s.notices == []
+    assert parse(s.query()).__dict__ == s.__dict__
+
+
+def test_session_args_from_panel():
+    s = parse({"lang": [b"en"], "t": [b"12"]})
+    assert s.lang == "en" and s.t == 12
+
+
+@pytest.mark.parametrize("query,key,why", [
+    ("lang=fr", "lang", "why_choice"),
+    ("mode=turbo", "mode", "why_choice"),
+    ("t=100", "t", "why_range"),
+    ("t=1", "t", "why_range"),
+    ("t=abc", "t", "why_int"),
+    ("t=", "t", "why_int"),
+    ("seed=-1", "seed", "why_range"),
+    ("seed=1e3", "seed", "why_int"),
+    ("speed=0", "speed", "why_range"),
+    ("top_p=nan", "top_p", "why_float"),
+    ("top_p=2", "top_p", "why_range"),
+    ("embed=maybe", "embed", "why_bool"),
+    ("utm_source=x", "utm_source", "why_unknown"),
+    ("t=%FF%FE", "t", "why_int"),
+])
+def test_bad_values_are_ignored_with_a_notice(query, key, why):
+    s = parse("?" + query)
+    default = parse("")
+    assert [n[0] for n in s.notices] == [key] and s.notices[0][2] == why
+    assert getattr(s, key, None) == getattr(default, key, None)
+
+
+def test_aliases_and_mixed():
+    s = parse("?mode=sin&t=64&lang=xx&speed=20")
+    assert s.mode == "full" and s.t == 64 and s.speed == 20 and s.lang == "es"
+    assert len(s.notices) == 1
