@@ -64,10 +64,14 @@ COMPILED_PACKAGES = ("numpy", "pyyaml", "markupsafe", "packaging")
 OPTIONAL_COMPILED = ("nh3",)
 GZIP_SUFFIXES = {".js", ".css", ".json", ".html", ".wasm", ".svg", ".map", ".txt", ".mjs", ".zip"}
 
-# Recommended Content-Security-Policy (measured with tests/test_site_e2e.py::test_page_works_under_csp;
-# see docs/embedding.md). Bokeh/Panel need no 'unsafe-eval'; Panel's models inject <style>
-# elements, hence 'unsafe-inline' for styles only.
-CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; "
+# Recommended Content-Security-Policy, found with headless Chromium (tests/test_site_e2e.py::
+# test_page_works_under_csp; docs/embedding.md has the evidence):
+#   'wasm-unsafe-eval'  Pyodide compiles WebAssembly (worker)
+#   'unsafe-eval'       Panel's ReactiveHTML (pn.FlexBox, the app's own components) builds its
+#                       scripts with new Function(); Pyodide's run_js (used by Panel) evaluates JS
+#   blob:               es-module-shims, which Panel loads, runs module sources from blob: URLs
+#   style 'unsafe-inline'  Bokeh and Panel inject <style> elements into their shadow roots
+CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval' blob:; "
        "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
        "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'")
 
@@ -853,7 +857,7 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
             self.send_header("X-Content-Type-Options", "nosniff")
             if use_gz:
                 self.send_header("Content-Encoding", "gzip")
-            if csp and target.suffix == ".html":
+            if csp:  # on every response, as hosts with a global header do (the worker gets it too)
                 self.send_header("Content-Security-Policy", csp)
             self.end_headers()
             if not head:

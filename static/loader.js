@@ -293,7 +293,11 @@
   startWorker();
   setInterval(tick, 100);
 
+  let domReady = false;
   document.addEventListener("DOMContentLoaded", () => {
+    // es-module-shims (loaded for Panel) dispatches a second, synthetic DOMContentLoaded.
+    if (domReady) return;
+    domReady = true;
     document.documentElement.lang = lang;
     document.title = TEXT.title;
     $("kv-failed").textContent = TEXT.failed;

@@ -1,0 +1,65 @@
+"""Shared by the site tests: where the build cache and the compiled Pyodide wheels are,
+and one build of each kind per test session (in a temporary folder, not dist/).
+
+The compiled wheels (numpy, pyyaml, markupsafe, packaging for Pyodide) cannot be
+fetched with pip or npm; tests that need them skip, naming the places looked in,
+when none holds them. Set KV_EXPLORABLE_PYODIDE_WHEELS=DIR to point at them.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import build
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def compiled_wheel_candidates() -> list[Path]:
+    version = json.loads(build.LOCK_PATH.read_text())["pyodide"]["version"]
+    dirs = [d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d]
+    return [Path(d) for d in dirs] + [build.DEFAULT_CACHE / f"pyodide-{version}",
+                                      ROOT.parent / "cache" / f"pyodide-{version}"]
+
+
+REQUIRED = ("numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl", "pyyaml-6.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl",
+            "markupsafe-3.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl", "packaging-24.2-py3-none-any.whl")
+
+
+def compiled_wheels_dir() -> Path | None:
+    for d in compiled_wheel_candidates():
+        if all((d / f).is_file() for f in REQUIRED):
+            return d
+    return None
+
+
+def require_compiled_wheels() -> Path:
+    d = compiled_wheels_dir()
+    if d is None:
+        pytest.skip("the compiled Pyodide wheels (" + ", ".join(REQUIRED) + ") are in none of: "
+                    + ", ".join(str(p) for p in compiled_wheel_candidates())
+                    + " (set KV_EXPLORABLE_PYODIDE_WHEELS=DIR)")
+    return d
+
+
+_TMP = Path(tempfile.mkdtemp(prefix="kv-site-tests-"))
+
+
+@functools.lru_cache(maxsize=None)
+def _build(cdn: bool) -> Path:
+    wheels = [] if cdn else [str(compiled_wheels_dir())]
+    return build.build(_TMP / ("dist-cdn" if cdn else "dist"), build.DEFAULT_CACHE, cdn=cdn, pyodide_wheels=wheels)
+
+
+def site_self_contained() -> Path:
+    require_compiled_wheels()
+    return _build(False)
+
+
+def site_cdn() -> Path:
+    return _build(True)

@@ -1,0 +1,321 @@
+"""build.py: output layout, URLs, hashes, cache checks, failure messages, the server."""
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+import zipfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import build
+from tests.site_fixtures import ROOT, site_cdn, site_self_contained
+
+PYC_MAGIC_313 = bytes.fromhex("f30d0d0a")  # CPython 3.13 (Pyodide 0.29)
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    return site_self_contained()
+
+
+@pytest.fixture(scope="module")
+def cdn() -> Path:
+    return site_cdn()
+
+
+def info(dist: Path) -> dict:
+    return json.loads((dist / "build-info.json").read_text())
+
+
+def site_lock(dist: Path) -> dict:
+    (lock,) = (dist / "assets").glob("pyodide-lock.*.json")
+    return json.loads(lock.read_text())
+
+
+# ---------------------------------------------------------------- layout
+
+def test_layout_self_contained(site):
+    for rel in ("index.html", "embed.html", "_headers", "build-info.json"):
+        assert (site / rel).is_file(), rel
+    version = info(site)["pyodide"]
+    for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm"):
+        assert (site / "pyodide" / version / f).is_file(), f
+    assert len(list((site / "pyodide" / version).glob("python_stdlib.*.zip"))) == 1
+    for pattern in ("loader.*.js", "worker.*.js", "style.*.css", "app.*.zip", "snapshot-es.*.json",
+                    "snapshot-en.*.json", "pyodide-lock.*.json", "favicon.*.svg", "js/bokeh.*.min.js",
+                    "js/panel.*.min.js"):
+        assert len(list((site / "assets").glob(pattern))) == 1, pattern
+    wheels = {p.name.split("-")[0] for p in (site / "packages").glob("*/*.whl")}
+    assert {"numpy", "pyyaml", "markupsafe", "packaging", "panel", "bokeh", "param"} <= wheels
+    assert (site / "panel" / info(site)["panel"] / "dist" / "css" / "markdown.css").is_file()
+    # precompressed copies for the big text/wasm files
+    assert (site / "pyodide" / version / "pyodide.asm.wasm.gz").is_file()
+    assert list((site / "assets" / "js").glob("bokeh.*.min.js.gz"))
+
+
+def test_pyodide_version_is_panels_pin(site):
+    from panel.io.convert import PYODIDE_VERSION
+    assert info(site)["pyodide"] == PYODIDE_VERSION.lstrip("v")
+    assert json.loads(build.LOCK_PATH.read_text())["pyodide"]["version"] == PYODIDE_VERSION.lstrip("v")
+
+
+def test_cdn_build_has_no_runtime(cdn):
+    assert not (cdn / "pyodide").exists()
+    names = {p.name.split("-")[0] for p in (cdn / "packages").glob("*/*.whl")}
+    assert "numpy" not in names and "panel" in names
+    lock = site_lock(cdn)
+    assert lock["packages"]["numpy"]["file_name"].startswith(build.PYODIDE_CDN.format(version=info(cdn)["pyodide"]))
+
+
+def test_self_contained_is_complete_and_hashes_match(site):
+    lock = site_lock(site)
+    assert set(lock["packages"]) >= {"numpy", "pyyaml", "markupsafe", "packaging", "panel", "bokeh", "param",
+                                    "pyviz-comms", "jinja2", "pyodide-http"}
+    for name, entry in lock["packages"].items():
+        path = site / entry["file_name"]
+        assert path.is_file(), entry["file_name"]
+        assert build.sha256_file(path) == entry["sha256"], name
+    for rel, sha in info(site)["files"].items():
+        assert build.sha256_file(site / rel) == sha, rel
+    config = page_config(site)
+    for key in ("pyodide", "stdlib", "lock", "app", "worker"):
+        assert (site / config[key]).is_file(), key
+
+
+def test_hashed_names_change_with_content(site):
+    for p in (site / "assets").rglob("*"):
+        if p.is_file() and p.suffix != ".gz":
+            m = re.search(r"\.([0-9a-f]{10})\.", p.name)
+            assert m, p.name
+            assert build.sha256_file(p).startswith(m.group(1)), p.name
+
+
+def test_wheels_are_slim_and_precompiled(site):
+    (panel_whl,) = (site / "packages").glob("*/panel-*.whl")
+    (bokeh_whl,) = (site / "packages").glob("*/bokeh-*.whl")
+    with zipfile.ZipFile(panel_whl) as z:
+        names = z.namelist()
+        assert not any(n.startswith("panel/dist/") or "/tests/" in n for n in names)
+        assert "panel/__init__.pyc" in names and "panel/__init__.py" not in names
+        assert z.read("panel/__init__.pyc")[:4] == PYC_MAGIC_313
+    assert panel_whl.stat().st_size < 3e6
+    with zipfile.ZipFile(bokeh_whl) as z:
+        assert not any(n.startswith(("bokeh/server/static/", "bokeh/sampledata/")) for n in z.namelist())
+    (app_zip,) = (site / "assets").glob("app.*.zip")
+    with zipfile.ZipFile(app_zip) as z:
+        names = set(z.namelist())
+        assert {"app/main.py", "model/weights/minigpt.npz", "model/weights/tokenizer.json"} <= names
+        assert "app/__pycache__/main.cpython-313.pyc" in names
+
+
+# ---------------------------------------------------------------- URLs
+
+class _Refs(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.urls, self.json = [], []
+        self._json = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for key in ("src", "href"):
+            if a.get(key):
+                self.urls.append(a[key])
+        self._json = tag == "script" and a.get("type") in ("application/json", "esms-options")
+
+    def handle_data(self, data):
+        if self._json:
+            self.json.append(data)
+
+
+def page_config(dist: Path) -> dict:
+    refs = _Refs()
+    refs.feed((dist / "index.html").read_text())
+    return next(json.loads(j) for j in refs.json if '"worker"' in j)
+
+
+def all_strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from all_strings(k)
+            yield from all_strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from all_strings(v)
+
+
+URL = re.compile(r"""(?:^|(?<=[\s"'(=,]))(?:https?:)?//[^\s"'()<>]+""")
+NAMESPACES = ("http://www.w3.org/",)
+
+
+def absolute_urls(text: str) -> list[str]:
+    return [u for u in URL.findall(text) if u.startswith(("http", "//")) and not u.startswith(NAMESPACES)]
+
+
+@pytest.mark.parametrize("kind", ["self-contained", "cdn"])
+def test_every_url_is_relative_or_the_cdn(kind, request):
+    dist = site_self_contained() if kind == "self-contained" else site_cdn()
+    allowed = () if kind == "self-contained" else (build.PYODIDE_CDN.format(version=info(dist)["pyodide"]),)
+    bad = []
+    for page in ("index.html", "embed.html"):
+        refs = _Refs()
+        text = (dist / page).read_text()
+        refs.feed(text)
+        bad += [(page, u) for u in refs.urls if "//" in u and not u.startswith(allowed)]
+        bad += [(page, u) for u in absolute_urls(text) if not u.startswith(allowed)]
+    files = [*(dist / "assets").glob("*.json"), *(dist / "assets").glob("loader.*.js"),
+             *(dist / "assets").glob("worker.*.js"), *(dist / "assets").glob("style.*.css"),
+             *(dist / "panel").rglob("*.css")]
+    for f in files:
+        text = f.read_text()
+        if f.suffix == ".json":
+            strings = list(all_strings(json.loads(text)))
+            bad += [(f.name, s) for s in strings for u in absolute_urls(s) if not u.startswith(allowed)]
+        else:
+            bad += [(f.name, u) for u in absolute_urls(text) if not u.startswith(allowed)]
+    assert not bad, bad
+    # the snapshots reference Panel's stylesheets relative to the page
+    snap = next((dist / "assets").glob("snapshot-es.*.json")).read_text()
+    assert f"panel/{info(dist)['panel']}/dist/css/" in snap
+    assert build.SENTINEL_CDN not in snap
+
+
+# ---------------------------------------------------------------- cache checks and failures
+
+def _link_downloads(tmp_cache: Path, corrupt: str | None = None) -> None:
+    src = build.DEFAULT_CACHE / "downloads"
+    dst = tmp_cache / "downloads"
+    dst.mkdir(parents=True)
+    for p in src.iterdir():
+        if p.is_file():
+            if p.name == corrupt:
+                data = bytearray(p.read_bytes())
+                data[len(data) // 2] ^= 0xFF
+                (dst / p.name).write_bytes(bytes(data))
+            else:
+                (dst / p.name).symlink_to(p)
+
+
+@pytest.fixture(scope="module")
+def warm_cache(cdn):
+    """The cdn build above has filled DEFAULT_CACHE/downloads with every fetchable input."""
+    return build.DEFAULT_CACHE
+
+
+def test_corrupted_cached_wheel_is_detected(tmp_path, warm_cache):
+    wheel = next(f for f in json.loads(build.LOCK_PATH.read_text())["wheels"] if f.startswith("mdurl"))
+    _link_downloads(tmp_path / "cache", corrupt=wheel)
+    out = tmp_path / "dist"
+    with pytest.raises(build.BuildError) as e:
+        build.build(out, tmp_path / "cache", cdn=True)
+    msg = str(e.value)
+    assert wheel in msg and "sha256 mismatch" in msg and str(tmp_path / "cache" / "downloads" / wheel) in msg
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dist")]
+
+
+def test_corrupted_pyodide_tarball_is_detected(tmp_path, warm_cache):
+    version = json.loads(build.LOCK_PATH.read_text())["pyodide"]["version"]
+    _link_downloads(tmp_path / "cache", corrupt=f"pyodide-{version}.tgz")
+    with pytest.raises(build.BuildError, match=rf"pyodide-{re.escape(version)}\.tgz: sha256 mismatch"):
+        build.build(tmp_path / "dist", tmp_path / "cache", cdn=True)
+    assert not (tmp_path / "dist").exists()
+
+
+def test_corrupted_compiled_wheel_is_detected(tmp_path, warm_cache):
+    _link_downloads(tmp_path / "cache")
+    fake = tmp_path / "wheels"
+    fake.mkdir()
+    name = "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl"
+    (fake / name).write_bytes(b"not the official wheel")
+    with pytest.raises(build.BuildError) as e:
+        build.build(tmp_path / "dist", tmp_path / "cache", pyodide_wheels=[fake])
+    assert name in str(e.value) and "sha256 mismatch" in str(e.value) and str(fake / name) in str(e.value)
+    assert not (tmp_path / "dist").exists()
+
+
+def test_missing_compiled_wheel_stops_with_clear_message(tmp_path, warm_cache):
+    _link_downloads(tmp_path / "cache")
+    out = tmp_path / "dist"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "KV_EXPLORABLE_PYODIDE_WHEELS"}
+    proc = subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(out), "--cache",
+                           str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1
+    err = proc.stderr
+    assert "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl: missing" in err
+    assert str(tmp_path / "cache" / "pyodide-0.29.3") in err          # where it looked
+    assert "--pyodide-wheels" in err and "--cdn" in err               # how to supply it
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dist")]
+
+
+def test_failed_build_keeps_previous_dist(tmp_path, warm_cache):
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "index.html").write_text("previous")
+    _link_downloads(tmp_path / "cache", corrupt="mdurl-0.1.2-py3-none-any.whl")
+    with pytest.raises(build.BuildError):
+        build.build(out, tmp_path / "cache", cdn=True)
+    assert (out / "index.html").read_text() == "previous"
+
+
+# ---------------------------------------------------------------- server
+
+def _get(url, headers=None):
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def test_server_types_compression_caching_csp(cdn):
+    server = build.serve_in_thread(cdn, 0, csp=build.CSP)
+    try:
+        status, h, body = _get(server.url)
+        assert status == 200 and h["Content-Type"].startswith("text/html")
+        assert h["Cache-Control"] == "no-cache" and h["Content-Security-Policy"] == build.CSP
+        loader = next((cdn / "assets").glob("loader.*.js")).name
+        status, h, body = _get(server.url + "assets/" + loader, {"Accept-Encoding": "gzip"})
+        assert h["Content-Type"] == "text/javascript" and "immutable" in h["Cache-Control"]
+        if (cdn / "assets" / (loader + ".gz")).exists():
+            assert h["Content-Encoding"] == "gzip"
+            assert gzip.decompress(body) == (cdn / "assets" / loader).read_bytes()
+        status, h, body = _get(server.url + "assets/" + loader)
+        assert "Content-Encoding" not in h and body == (cdn / "assets" / loader).read_bytes()
+        etag = h["ETag"]
+        status, h, body = _get(server.url + "assets/" + loader, {"If-None-Match": etag})
+        assert status == 304
+        assert _get(server.url + "nope.js")[0] == 404
+        assert _get(server.url + "../build.py")[0] == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_server_sends_wasm_mime_type(site):
+    server = build.serve_in_thread(site, 0)
+    try:
+        status, h, body = _get(server.url + f"pyodide/{info(site)['pyodide']}/pyodide.asm.wasm",
+                               {"Accept-Encoding": "gzip, br"})
+        assert status == 200 and h["Content-Type"] == "application/wasm" and h["Content-Encoding"] == "gzip"
+        assert gzip.decompress(body)[:4] == b"\0asm"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_embed_example(site):
+    html = (site / "embed.html").read_text()
+    assert "<iframe" in html and 'src="./index.html?lang=es"' in html
+    assert 'sandbox="allow-scripts allow-same-origin' in html

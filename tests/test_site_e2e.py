@@ -1,0 +1,130 @@
+"""The built site in headless Chromium: snapshot first, then the live app, offline, under CSP.
+
+Needs the compiled Pyodide wheels (skips with the reason otherwise) and Chromium.
+"""
+from __future__ import annotations
+
+import pytest
+
+import build
+from tests.browser import (PageFailed, chromium, chromium_missing, foreign, open_page, serve, wait_for_text,
+                           wait_ready)
+from tests.site_fixtures import site_self_contained
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
+
+
+@pytest.fixture(scope="module")
+def site():
+    return site_self_contained()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+def page_text(page) -> str:
+    """All text of the page, including Bokeh's shadow DOM."""
+    return page.evaluate("""() => {
+      const out = [];
+      const walk = (n) => {
+        if (n.nodeType === 3) out.push(n.textContent);
+        if (n.shadowRoot) walk(n.shadowRoot);
+        for (const c of n.childNodes) walk(c);
+      };
+      walk(document.body);
+      return out.join(' ');
+    }""")
+
+
+def test_snapshot_then_live_app_offline(site, browser):
+    with serve(site) as url:
+        page, requests = open_page(browser, url + "index.html?lang=es")
+        # the prerendered snapshot shows before Python is ready
+        page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
+        wait_ready(page)
+        assert page.evaluate("document.getElementById('kv-snapshot')") is None  # replaced by the live doc
+        assert page.locator("#kv-loader").is_hidden()
+        before = page_text(page)
+        button = page.get_by_role("button", name="Avanzar").first
+        button.click()
+        # the app answers: its text changes after a step
+        page.wait_for_timeout(300)
+        for _ in range(50):
+            if page_text(page) != before:
+                break
+            page.wait_for_timeout(100)
+        assert page_text(page) != before, "the app did not update after clicking Avanzar"
+        # step past the 64-position window: the model's own IndexError is shown
+        for _ in range(70):
+            if "IndexError" in page_text(page):
+                break
+            button.click()
+            page.wait_for_timeout(60)
+        wait_for_text(page, "IndexError", timeout_ms=20000)
+        assert page.evaluate("document.body.dataset.pyerror") is None
+        assert foreign(requests) == [], foreign(requests)
+        assert any("/packages/" in u and "numpy" in u for u in requests)
+
+
+def test_english_snapshot_and_app(site, browser):
+    with serve(site) as url:
+        page, requests = open_page(browser, url + "index.html?lang=en")
+        wait_ready(page)
+        assert page.evaluate("document.documentElement.lang") == "en"
+        assert any("snapshot-en" in u for u in requests) and not any("snapshot-es" in u for u in requests)
+        assert foreign(requests) == []
+
+
+def test_page_works_under_csp(site, browser):
+    """The recommended CSP (build.CSP) is enough: no violation reported, the app runs."""
+    with serve(site, csp=build.CSP) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.add_init_script("""
+          window.__csp = [];
+          document.addEventListener('securitypolicyviolation',
+            (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || '')));
+        """)
+        page, requests = open_page(browser, url + "index.html", context=context)
+        wait_ready(page)
+        page.get_by_role("button", name="Avanzar").first.click()
+        page.wait_for_timeout(500)
+        assert page.evaluate("window.__csp") == []
+        assert page.evaluate("document.body.dataset.pyerror") is None
+        context.close()
+
+
+def test_failed_download_shows_error_and_retry(site, browser):
+    """A wheel that fails to download: the page names it and offers a retry that works."""
+    with serve(site) as url:
+        context = browser.new_context()
+        state = {"fail": True}
+
+        def handler(route):
+            if state["fail"]:
+                route.fulfill(status=404, body="gone")
+            else:
+                route.continue_()
+
+        context.route("**/packages/**/param-*.whl", handler)
+        page, _ = open_page(browser, url + "index.html", context=context)
+        with pytest.raises(PageFailed):
+            wait_ready(page)
+        error = page.evaluate("document.body.dataset.error")
+        assert error is not None
+        assert page.locator("#kv-error").is_visible()
+        assert "param-" in page.locator("#kv-error-files").inner_text()
+        state["fail"] = False
+        page.get_by_role("button", name="Reintentar").click()
+        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=90000)
+        context.close()
+
+
+def test_embed_iframe(site, browser):
+    with serve(site) as url:
+        page, requests = open_page(browser, url + "embed.html")
+        frame = page.frame_locator("iframe")
+        frame.locator("body[data-ready='true']").wait_for(timeout=90000)
+        assert foreign(requests) == []
