@@ -73,3 +73,18 @@ def kv_bytes_per_token(n_layers: int, n_kv_heads: int, d_head: int, bytes_per_nu
 
 
 KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
+
+
+def weight_bytes(n_params: float, bits_per_weight: float) -> float:
+    """Bytes the weights occupy: parameters x bits / 8."""
+    return n_params * bits_per_weight / 8
+
+
+def context_tokens(gpu_bytes: float, n_params: float, bits_per_weight: float, overhead_bytes: float,
+                   n_layers: int, n_kv_heads: int, d_head: int, kv_bytes_per_number: float,
+                   users: int = 1) -> int:
+    """Tokens of context each of `users` conversations can keep: what the weights and a fixed
+    overhead leave of the GPU's memory, divided by the cache of one token. 0 if nothing is left."""
+    free = gpu_bytes - weight_bytes(n_params, bits_per_weight) - overhead_bytes
+    per_token = kv_bytes_per_token(n_layers, n_kv_heads, d_head, kv_bytes_per_number)
+    return max(0, int(free // (per_token * max(1, users))))
