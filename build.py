@@ -58,7 +58,7 @@ DEFAULT_CACHE = Path(os.environ.get("KV_EXPLORABLE_CACHE") or Path.home() / ".ca
 SENTINEL_CDN = "https://panel-cdn.invalid/"
 PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/"
 # Bumped whenever the slimming/compiling recipe changes (invalidates derived cache entries).
-RECIPE = "3"
+RECIPE = "4"
 COMPILED_PACKAGES = ("numpy", "pyyaml", "markupsafe", "packaging")
 # Compiled wheels used when present; otherwise a pure-Python stand-in from buildsupport/ is shipped.
 OPTIONAL_COMPILED = ("nh3",)
@@ -235,7 +235,7 @@ const { loadPyodide } = require(process.argv[2]);
   const py = await loadPyodide({ indexURL: process.argv[3] });
   py.FS.mkdir("/host");
   py.FS.mount(py.FS.filesystems.NODEFS, { root: process.argv[4] }, "/host");
-  py.globals.set("JOBS", process.argv[5]);
+  py.globals.set("JOBS", require("fs").readFileSync(process.argv[5], "utf8"));
   const out = py.runPython(`
 import json, os, py_compile, importlib.util
 mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
@@ -250,6 +250,8 @@ for job in json.loads(JOBS):
                 continue
             path = os.path.join(dirpath, f)
             rel = os.path.relpath(path, root)
+            if job.get("only") is not None and rel not in job["only"]:
+                continue
             cfile = path + "c" if job["sourceless"] else importlib.util.cache_from_source(path)
             try:
                 py_compile.compile(path, cfile=cfile, dfile=job["prefix"] + rel, doraise=True,
@@ -277,8 +279,9 @@ def compile_dirs(runtime_dir: Path, work: Path, jobs: list[dict]) -> dict:
                          "Python files to the browser's bytecode. Install Node.js (>= 18).")
     script = work / "compile_pyc.js"
     script.write_text(NODE_COMPILER, encoding="utf-8")
+    (work / "jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
     proc = subprocess.run(["node", str(script), str(runtime_dir / "pyodide.js"), str(runtime_dir) + "/",
-                           str(work), json.dumps(jobs)], capture_output=True, text=True)
+                           str(work), str(work / "jobs.json")], capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(f"compiling Python files with Pyodide under Node.js failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -288,11 +291,34 @@ def compile_dirs(runtime_dir: Path, work: Path, jobs: list[dict]) -> dict:
 # Wheels: slim, compile, repack
 # --------------------------------------------------------------------------------------
 
-DROP_ALWAYS = re.compile(r"(^|/)(tests?|__pycache__)/|\.(ts|tsx|map|less|pyc)$|^typings/")
+DROP_ALWAYS = re.compile(r"(^|/)(tests?|__pycache__)/|\.(ts|tsx|map|less|pyc|pyi)$|^typings/")
 DROP = {
     "panel": re.compile(r"^panel/dist/|^panel/models/.*\.(ts|tsx|js|css)$|^panel/.*\.ts$"),
     "bokeh": re.compile(r"^bokeh/server/static/|^bokeh/sampledata/|^bokeh/sphinxext/"),
+    "numpy": re.compile(r"^numpy/(f2py|_pyinstaller|doc)/|^numpy/_core/include/"),
+    # Pyodide's standard library: the REPL, docs data, tools and network clients the page never uses,
+    # and the codecs nobody decodes with here.
+    "stdlib": re.compile(r"^(_pyrepl|pydoc_data|idlelib|turtledemo|ensurepip|venv|lib2to3|tkinter|xmlrpc|"
+                         r"wsgiref)/|^(imaplib|mailbox|smtplib|ftplib|poplib|nntplib|telnetlib)\.py$|"
+                         r"^encodings/(?!(__init__|aliases|utf_8|utf_8_sig|utf_16|utf_16_le|utf_16_be|utf_32|"
+                         r"utf_32_le|utf_32_be|latin_1|ascii|cp1252|cp437|idna|punycode|raw_unicode_escape|"
+                         r"unicode_escape|charmap|base64_codec|hex_codec|undefined)\.py$)"),
 }
+# Imported in the browser but not in the CPython prerender: compiled as well.
+EXTRA_IMPORTS = ("pyodide", "_pyodide", "pyodide_http", "panel.io.pyodide", "encodings", "zipimport",
+                 "importlib", "asyncio", "json", "ast", "inspect", "typing", "pathlib", "zipfile", "tarfile",
+                 "_colorize", "_opcode_metadata", "_sysconfigdata*", "numpy._core", "numpy.linalg", "packaging")
+
+
+def module_name(rel: str) -> str:
+    name = rel[:-3].replace("/", ".")
+    return name[: -len(".__init__")] if name.endswith(".__init__") else name
+
+
+def imported(rel: str, modules: frozenset) -> bool:
+    name = module_name(rel)
+    return name in modules or any(name == e or name.startswith(e + ".") or (e[-1] == "*" and name.startswith(e[:-1]))
+                                  for e in EXTRA_IMPORTS)
 
 
 def unpack_slim(whl: Path, dest: Path, name: str) -> None:
@@ -382,6 +408,7 @@ for lang in ("es", "en"):
         if url not in out["css"]:
             out["css"].append(url)
     out["esms"] = '"shimMode": true' in js
+out["modules"] = sorted(sys.modules)
 print("@@PRERENDER@@" + json.dumps(out))
 """
 
@@ -418,16 +445,24 @@ class Site:
         return self.add(f"{folder}/{hashed_name(name, data)}", data)
 
 
-def derived_wheel(inputs: Inputs, src: Path, name: str, slim: bool, runtime_dir: Path, pending: list) -> Path:
+def derived_wheel(inputs: Inputs, src: Path, name: str, slim: bool, mods_key: str, pending: list) -> Path:
     """Return cache path of the slimmed+compiled wheel; if absent, queue its preparation."""
-    key = sha256_bytes(f"{sha256_file(src)}|{RECIPE}|{inputs.version}|{slim}".encode())[:16]
+    key = sha256_bytes(f"{sha256_file(src)}|{RECIPE}|{inputs.version}|{slim}|{mods_key}".encode())[:16]
     out = inputs.derived / "wheels" / key / src.name
     if not out.is_file():
         pending.append((src, name, slim, out))
     return out
 
 
-def prepare_pending(inputs: Inputs, runtime_dir: Path, pending: list, stdlib_job=None, app_job=None) -> None:
+def compile_list(tree: Path, modules: frozenset) -> list[str]:
+    return sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py")
+                  if imported(p.relative_to(tree).as_posix(), modules))
+
+
+def prepare_pending(inputs: Inputs, runtime_dir: Path, pending: list, stdlib_job=None, app_job=None,
+                    modules: frozenset = frozenset()) -> None:
+    """Slim the wheels and the standard library; compile the modules the app imports (sourceless .pyc,
+    the others stay .py and compile on first import); compile the app (.py kept, __pycache__ added)."""
     if not pending and not stdlib_job and not app_job:
         return
     inputs.derived.mkdir(parents=True, exist_ok=True)
@@ -436,17 +471,14 @@ def prepare_pending(inputs: Inputs, runtime_dir: Path, pending: list, stdlib_job
         jobs = []
         for i, (src, name, slim, out) in enumerate(pending):
             tree = work / f"w{i}"
-            if slim:
-                unpack_slim(src, tree, name)
-            else:
-                with zipfile.ZipFile(src) as z:
-                    z.extractall(tree)
-            jobs.append({"dir": tree.name, "sourceless": True, "prefix": "/lib/python3.13/site-packages/"})
+            unpack_slim(src, tree, name)
+            jobs.append({"dir": tree.name, "sourceless": True, "prefix": "/lib/python3.13/site-packages/",
+                         "only": compile_list(tree, modules)})
         if stdlib_job:
             src, out = stdlib_job
-            with zipfile.ZipFile(src) as z:
-                z.extractall(work / "stdlib")
-            jobs.append({"dir": "stdlib", "sourceless": True, "prefix": "/lib/python3.13/"})
+            unpack_slim(src, work / "stdlib", "stdlib")
+            jobs.append({"dir": "stdlib", "sourceless": True, "prefix": "/lib/python3.13/",
+                         "only": compile_list(work / "stdlib", modules)})
         if app_job:
             tree, out = app_job
             shutil.copytree(tree, work / "app")
@@ -542,20 +574,16 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
     pyodide_lock = json.loads((runtime_dir / "pyodide-lock.json").read_text(encoding="utf-8"))
 
     # 2. Wheels: compiled ones (hash from Pyodide's lock), pure ones (hash from build.lock.json).
-    pending: list = []
-    wheels = []  # (canonical name, derived path, imports, original lock entry or None)
+    sources = []  # (canonical name, source wheel or None for --cdn, slim-rule name, imports, lock entry)
     for pkg in COMPILED_PACKAGES:
         entry = pyodide_lock["packages"][pkg]
-        if cdn:
-            wheels.append((pkg, None, entry["imports"], entry))
-            continue
-        src = inputs.compiled_wheel(entry["file_name"], entry["sha256"])
-        wheels.append((pkg, derived_wheel(inputs, src, pkg, False, runtime_dir, pending), entry["imports"], entry))
+        src = None if cdn else inputs.compiled_wheel(entry["file_name"], entry["sha256"])
+        sources.append((pkg, src, pkg, entry["imports"], entry))
     fallbacks = []
     for pkg in OPTIONAL_COMPILED:
         entry = pyodide_lock["packages"][pkg]
         if cdn:
-            wheels.append((pkg, None, entry["imports"], entry))
+            sources.append((pkg, None, pkg, entry["imports"], entry))
             continue
         try:
             src = inputs.compiled_wheel(entry["file_name"], entry["sha256"])
@@ -565,26 +593,13 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
             log(f"{entry['file_name']} not in the cache: shipping the pure-Python stand-in buildsupport/{pkg}.py")
             fallbacks.append(pkg)
             continue
-        wheels.append((pkg, derived_wheel(inputs, src, pkg, False, runtime_dir, pending), entry["imports"], entry))
+        sources.append((pkg, src, pkg, entry["imports"], entry))
     for filename, sha in lock["wheels"].items():
         src = inputs.pure_wheel(filename, sha)
         name = canonical(filename.split("-")[0])
-        wheels.append((name, derived_wheel(inputs, src, name.replace("-", "_"), True, runtime_dir, pending), None, None))
+        sources.append((name, src, name.replace("-", "_"), None, None))
 
-    # 3. Standard library (precompiled) and app archive.
-    stdlib_src = runtime_dir / "python_stdlib.zip"
-    stdlib_out = inputs.derived / "stdlib" / f"{sha256_file(stdlib_src)[:16]}-{RECIPE}" / "python_stdlib.zip"
-    stdlib_job = None if (cdn or stdlib_out.is_file()) else (stdlib_src, stdlib_out)
-    app_src = Path(tempfile.mkdtemp(dir=inputs.cache.as_posix()))
-    try:
-        app_tree(app_src, fallbacks)
-        app_out = inputs.derived / "app" / f"{dir_digest(app_src)[:16]}-{RECIPE}" / "app.zip"
-        app_job = None if app_out.is_file() else (app_src, app_out)
-        prepare_pending(inputs, runtime_dir, pending, stdlib_job, app_job)
-    finally:
-        shutil.rmtree(app_src, ignore_errors=True)
-
-    # 4. Prerendered snapshots and the page's JS/CSS list (from the CPython process).
+    # 3. Prerendered snapshots, the page's JS/CSS list and the modules the app imports (CPython process).
     pre = finish_prerender(prerender)
     if pre["pyodide_version"] != version:
         raise BuildError(f"Panel {pre['panel_version']} pins Pyodide {pre['pyodide_version']} but build.lock.json "
@@ -594,6 +609,24 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
         if not any(f.startswith(f"{pkg}-{want}-") for f in lock["wheels"]):
             raise BuildError(f"the installed {pkg} is {want} but build.lock.json records another version; "
                              f"the page's JS must match the wheel: run `python build.py --update-lock`.")
+    modules = frozenset(pre["modules"])
+    mods_key = sha256_bytes("\n".join(sorted(modules)).encode())[:12]
+
+    # 4. Slim + compile (cached by inputs and imported modules): wheels, standard library, app archive.
+    pending: list = []
+    wheels = [(name, None if src is None else derived_wheel(inputs, src, rule, True, mods_key, pending), imports, entry)
+              for name, src, rule, imports, entry in sources]
+    stdlib_src = runtime_dir / "python_stdlib.zip"
+    stdlib_out = inputs.derived / "stdlib" / f"{sha256_file(stdlib_src)[:16]}-{RECIPE}-{mods_key}" / "python_stdlib.zip"
+    stdlib_job = None if (cdn or stdlib_out.is_file()) else (stdlib_src, stdlib_out)
+    app_src = Path(tempfile.mkdtemp(dir=inputs.cache.as_posix()))
+    try:
+        app_tree(app_src, fallbacks)
+        app_out = inputs.derived / "app" / f"{dir_digest(app_src)[:16]}-{RECIPE}" / "app.zip"
+        app_job = None if app_out.is_file() else (app_src, app_out)
+        prepare_pending(inputs, runtime_dir, pending, stdlib_job, app_job, modules)
+    finally:
+        shutil.rmtree(app_src, ignore_errors=True)
 
     site = Site()
     import bokeh
@@ -802,9 +835,11 @@ MIME = {".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/jav
 IMMUTABLE = ("assets/", "packages/", "pyodide/", "panel/")
 
 
-def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None, host: str = "127.0.0.1"):
+def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None, host: str = "127.0.0.1",
+                on_response=None, immutable=IMMUTABLE):
     """A threaded HTTP server for dist/: MIME types (application/wasm), precompressed gzip,
-    immutable caching for hashed/versioned folders, no-cache for pages, optional CSP header."""
+    immutable caching for hashed/versioned folders, no-cache for pages, optional CSP header.
+    on_response(path, status, body_bytes) is called for every response (benchmarks count bytes)."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from urllib.parse import unquote, urlsplit
 
@@ -826,6 +861,8 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
             target = (root / path.lstrip("/")).resolve()
             if root not in target.parents and target != root or not target.is_file() or target.suffix == ".gz":
                 body = b"not found\n"
+                if on_response:
+                    on_response(path.lstrip("/"), 404, len(body))
                 self.send_response(404)
                 self.send_header("Content-Type", "text/plain")
                 self.send_header("Content-Length", str(len(body)))
@@ -838,8 +875,10 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
             use_gz = gz.is_file() and "gzip" in self.headers.get("Accept-Encoding", "")
             st = (gz if use_gz else target).stat()
             etag = f'"{int(st.st_mtime_ns):x}-{st.st_size:x}{"-gz" if use_gz else ""}"'
-            cache = ("public, max-age=31536000, immutable" if rel.startswith(IMMUTABLE) else "no-cache")
+            cache = ("public, max-age=31536000, immutable" if rel.startswith(immutable) else "no-cache")
             if self.headers.get("If-None-Match") == etag:
+                if on_response:
+                    on_response(rel, 304, 0)
                 self.send_response(304)
                 self.send_header("ETag", etag)
                 self.send_header("Cache-Control", cache)
@@ -860,6 +899,8 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
             if csp:  # on every response, as hosts with a global header do (the worker gets it too)
                 self.send_header("Content-Security-Policy", csp)
             self.end_headers()
+            if on_response:
+                on_response(rel, 200, len(data))
             if not head:
                 try:
                     self.wfile.write(data)
@@ -875,8 +916,8 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
     return server
 
 
-def serve_in_thread(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None):
-    server = make_server(dist, port, csp)
+def serve_in_thread(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None, **kw):
+    server = make_server(dist, port, csp, **kw)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

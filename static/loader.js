@@ -114,6 +114,7 @@
         onFetch(msg);
         break;
       case "status":
+        kv.requests.push(msg);
         if (msg.stage === "app") setStage("app", msg.detail);
         break;
       case "error":
@@ -139,6 +140,9 @@
         } finally {
           patching -= 1;
         }
+        break;
+      case "modules":
+        kv.sourceModules = msg.modules;
         break;
       case "pyerror":
         console.error(msg.message);

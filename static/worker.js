@@ -16,7 +16,7 @@ const failures = [];           // {url, reason}
 function post(msg) { self.postMessage(msg); }
 function status(newStage, detail) {
   stage = newStage;
-  post({ type: "status", stage, detail: detail || "" });
+  post({ type: "status", stage, detail: detail || "", at: Date.now() });
 }
 
 function kindOf(url) {
@@ -32,14 +32,14 @@ self.fetch = async (input, init) => {
   const url = typeof input === "string" ? input : (input && input.url) || String(input);
   const kind = kindOf(url);
   pending.set(url, kind);
-  post({ type: "fetch", url, kind, state: "start" });
+  post({ type: "fetch", url, kind, state: "start", at: Date.now() });
   try {
     const resp = await realFetch(input, init);
     if (!resp.ok) {
       failures.push({ url, reason: `HTTP ${resp.status}` });
       post({ type: "fetch", url, kind, state: "fail", reason: `HTTP ${resp.status}` });
     } else {
-      post({ type: "fetch", url, kind, state: "done" });
+      post({ type: "fetch", url, kind, state: "done", at: Date.now() });
     }
     return resp;
   } catch (e) {
@@ -162,6 +162,14 @@ state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")
       post({ type: "pyerror", message: String(e) });
     }
     post({ type: "idle" });
+  } else if (msg.type === "modules") {
+    // Diagnostics (tests/bench_load.py): modules imported from source, i.e. not precompiled.
+    const out = await pyodide.runPythonAsync(`
+import sys, json
+json.dumps(sorted(n for n, m in list(sys.modules.items())
+                  if (getattr(getattr(m, "__spec__", None), "origin", None) or "").endswith(".py")))
+`);
+    post({ type: "modules", modules: JSON.parse(out), count: Object.keys(pyodide.loadedPackages).length });
   } else if (msg.type === "location") {
     pyodide.globals.set("location", msg.location);
     await pyodide.runPythonAsync(`
