@@ -182,6 +182,14 @@ class MiniGPT:
         ids = np.asarray(ids, dtype=np.int64)
         return p["wte"][ids] + p["wpe"][np.arange(start, start + len(ids))]
 
+    def qkv(self, l: int, x):
+        """Rows x (n, d) entering block l -> its queries, keys and values, (H, n, d_k) each."""
+        p, H = self.params, self.config.n_heads
+        h = layer_norm(x, p[f"h{l}.ln1.g"], p[f"h{l}.ln1.b"])           # (n, d)
+        return (split_heads(h @ p[f"h{l}.attn.wq"], H),
+                split_heads(h @ p[f"h{l}.attn.wk"], H),
+                split_heads(h @ p[f"h{l}.attn.wv"], H))
+
     def block(self, l: int, x, cache: KVCache | None = None):
         """Block l on rows x (n, d) -> (n, d), with K, V of these rows.
 
@@ -189,11 +197,8 @@ class MiniGPT:
         t x t grid; with a cache the rows are appended to it and attend to all
         of it (the new rows are the last ones, so nothing to mask for one row).
         """
-        p, H = self.params, self.config.n_heads
-        h = layer_norm(x, p[f"h{l}.ln1.g"], p[f"h{l}.ln1.b"])           # (n, d)
-        q = split_heads(h @ p[f"h{l}.attn.wq"], H)                       # (H, n, d_k)
-        k = split_heads(h @ p[f"h{l}.attn.wk"], H)                       # (H, n, d_k)
-        v = split_heads(h @ p[f"h{l}.attn.wv"], H)                       # (H, n, d_k)
+        p = self.params
+        q, k, v = self.qkv(l, x)                                         # (H, n, d_k) each
         if cache is None:
             a = attend(q, k, v, causal_mask(x.shape[0]))                 # (H, n, d_k)
         else:
@@ -240,6 +245,16 @@ class MiniGPT:
             new_v.append(v)
         cache.k[:], cache.v[:] = new_k, new_v
         return self.head(x)[0]                                           # (V,)
+
+    def attention_at(self, ids, l: int, head: int):
+        """The last token's attention in block l, one head, against the cache of the text:
+        (q_t (d_k,), K (t, d_k), V (t, d_k), output (d_k,)), all from the model's own pass."""
+        x = self.embed(ids)                                              # (T, d)
+        for j in range(l):
+            x, _, _ = self.block(j, x)
+        q, k, v = self.qkv(l, x)                                         # (H, T, d_k)
+        out = attend(q[:, -1:], k, v)                                    # (H, 1, d_k), no mask needed
+        return q[head, -1], k[head], v[head], out[head, 0]
 
     # the lesson's names
     def llenar(self, ids):

@@ -119,3 +119,15 @@ def test_empty_cache_then_steps_equals_full_pass():
     cache = KVCache.empty(gpt.config)
     steps = np.stack([gpt.avanzar(i, cache) for i in ids])
     assert np.abs(steps - gpt.forward(ids)).max() < 1e-12
+
+
+def test_attention_of_one_token_against_the_cache(gpt):
+    ids = gpt.tokenizer.encode("La Nela dijo que no quería ver")
+    _, cache = gpt.llenar(ids)
+    for l in range(2):
+        for head in range(4):
+            q, K, V, out = gpt.attention_at(ids, l, head)
+            assert np.array_equal(K, cache.k[l][head]) and np.array_equal(V, cache.v[l][head])
+            s = K @ q / np.sqrt(16)
+            w = np.exp(s - s.max())
+            assert np.abs((w / w.sum()) @ V - out).max() < 1e-15
