@@ -66,22 +66,37 @@ def window_ids(gpt, prompt: str = "La Nela", seed: int = 0, top_p: float = 0.9) 
     return generate(gpt, prompt, gpt.config.n_ctx - n_prompt, seed=seed, top_p=top_p)
 
 
-def measure_position(gpt, ids, t: int, **kw) -> dict:
-    """One token at position t (1-based), with the cache and without it."""
+def cached_seconds(gpt, ids, t: int, **kw) -> float:
+    """One token at position t (1-based) with the cache: avanzar on a cache of t-1 positions."""
     _, cache = gpt.llenar(ids[:t - 1])
-    cached = time_per_call(lambda: gpt.avanzar(ids[t - 1], cache.copy()), **kw)
-    full = time_per_call(lambda: gpt.forward(ids[:t]), **kw)
-    return {"t": t, "c": cost.c_cached(gpt.config, t), "tc": cost.c_uncached(gpt.config, t),
-            "cached_s": cached, "full_s": full, "clock_ratio": full / cached,
-            "count_ratio": cost.ratio_at(gpt.config, t)}
+    return time_per_call(lambda: gpt.avanzar(ids[t - 1], cache.copy()), **kw)
+
+
+def full_seconds(gpt, ids, t: int, **kw) -> float:
+    """The same token without the cache: the full pass over t tokens."""
+    return time_per_call(lambda: gpt.forward(ids[:t]), **kw)
+
+
+def position_row(cfg, t: int, cached_s: float, full_s: float) -> dict:
+    return {"t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
+            "cached_s": cached_s, "full_s": full_s, "clock_ratio": full_s / cached_s,
+            "count_ratio": cost.ratio_at(cfg, t)}
+
+
+def measure_position(gpt, ids, t: int, **kw) -> dict:
+    """One token at position t, with the cache and without it."""
+    return position_row(gpt.config, t, cached_seconds(gpt, ids, t, **kw), full_seconds(gpt, ids, t, **kw))
+
+
+def rows_summary(n_rows: int, cached_s: float, full_s: float) -> dict:
+    """Position n_rows, row by row: the full pass per row against one row alone (a cached step)."""
+    return {"rows": n_rows, "per_row_in_pass_s": full_s / n_rows, "one_row_s": cached_s,
+            "ratio": cached_s / (full_s / n_rows)}
 
 
 def measure_rows(gpt, ids, **kw) -> dict:
-    """Position 64 row by row: the full pass per row against one row alone (a cached step)."""
-    T = gpt.config.n_ctx
-    row = measure_position(gpt, ids, T, **kw)
-    return {"rows": T, "per_row_in_pass_s": row["full_s"] / T, "one_row_s": row["cached_s"],
-            "ratio": row["cached_s"] / (row["full_s"] / T)}
+    row = measure_position(gpt, ids, gpt.config.n_ctx, **kw)
+    return rows_summary(gpt.config.n_ctx, row["cached_s"], row["full_s"])
 
 
 def table(gpt, positions=POSITIONS, **kw) -> tuple[list[dict], dict]:
