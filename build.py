@@ -58,7 +58,7 @@ DEFAULT_CACHE = Path(os.environ.get("KV_EXPLORABLE_CACHE") or Path.home() / ".ca
 SENTINEL_CDN = "https://panel-cdn.invalid/"
 PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/"
 # Bumped whenever the slimming/compiling recipe changes (invalidates derived cache entries).
-RECIPE = "4"
+RECIPE = "6"
 COMPILED_PACKAGES = ("numpy", "pyyaml", "markupsafe", "packaging")
 # Compiled wheels used when present; otherwise a pure-Python stand-in from buildsupport/ is shipped.
 OPTIONAL_COMPILED = ("nh3",)
@@ -268,6 +268,83 @@ json.dumps(report)
   console.log(out);
 })().catch((e) => { console.error(e); process.exit(1); });
 """
+
+
+NODE_TRACER = r"""
+// Run the app once in Pyodide under Node.js and list the modules it imports (as the worker does).
+const { loadPyodide } = require(process.argv[2]);
+globalThis.XMLHttpRequest = class { open() {} send() {} setRequestHeader() {} };
+(async () => {
+  const py = await loadPyodide({ indexURL: process.argv[3],
+                                 env: { PANEL_CDN_ROOT: process.argv[6], BOKEH_RESOURCES: "cdn" } });
+  py.FS.mkdir("/host");
+  py.FS.mount(py.FS.filesystems.NODEFS, { root: process.argv[4] }, "/host");
+  py.globals.set("TREES", process.argv[5]);
+  const out = await py.runPythonAsync(`
+import json, sys
+for tree in json.loads(TREES):
+    sys.path.append("/host/" + tree)
+attempted = set()  # imports that fail (ImportError caught by the library) count too
+class _Record:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        attempted.add(name)
+sys.meta_path.insert(0, _Record)
+from panel.io.pyodide import init_doc, write_doc
+from app.main import create_app
+from panel.io.pyodide import _link_docs_worker
+from panel.io.state import state
+for query in ("?lang=es", "?lang=en"):
+    init_doc()
+    create_app(query).servable()
+    await write_doc()
+    _link_docs_worker(state.curdoc, lambda *args: None, setter="js")
+    if state.location:  # as the page's "location" message does
+        from panel.util import edit_readonly
+        loc = {"href": "http://127.0.0.1/index.html" + query, "hostname": "127.0.0.1", "protocol": "http:",
+               "port": "", "pathname": "/index.html", "search": query, "hash": "", "reload": False}
+        with edit_readonly(state.location):
+            state.location.param.update({k: v for k, v in loc.items() if k in state.location.param})
+    import asyncio
+    await asyncio.sleep(0.3)  # on-load callbacks run as tasks
+json.dumps(sorted(set(sys.modules) | attempted))
+`);
+  console.log("@@MODULES@@" + out);
+})().catch((e) => { console.error(String(e)); process.exit(1); });
+"""
+
+
+def trace_imports(inputs: Inputs, runtime_dir: Path, sources: list, app_src: Path) -> list[str] | None:
+    """Modules imported by create_app() + write_doc() in Pyodide (Node.js), cached by inputs."""
+    key = sha256_bytes("|".join([RECIPE, inputs.version, dir_digest(app_src), NODE_TRACER]
+                                + sorted(sha256_file(src) for _, src, _, _, _ in sources if src)).encode())[:16]
+    cached = inputs.derived / "trace" / f"{key}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    inputs.derived.mkdir(parents=True, exist_ok=True)
+    t = time.time()
+    with tempfile.TemporaryDirectory(dir=inputs.derived) as tmp:
+        work = Path(tmp)
+        trees = ["app"]
+        shutil.copytree(app_src, work / "app")
+        for i, (name, src, rule, _, _) in enumerate(sources):
+            if src is not None:
+                unpack_slim(src, work / f"t{i}", rule)
+                trees.append(f"t{i}")
+        script = work / "trace.js"
+        script.write_text(NODE_TRACER, encoding="utf-8")
+        proc = subprocess.run(["node", str(script), str(runtime_dir / "pyodide.js"), str(runtime_dir) + "/",
+                               str(work), json.dumps(trees), SENTINEL_CDN], capture_output=True, text=True)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@MODULES@@")), None)
+    if proc.returncode != 0 or line is None:
+        log("warning: running the app in Pyodide under Node.js failed; precompiling what CPython imports "
+            f"instead:\n{(proc.stderr or proc.stdout)[-1500:]}")
+        return None
+    modules = json.loads(line[len("@@MODULES@@"):])
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(modules), encoding="utf-8")
+    log(f"traced the app's imports in Pyodide under Node.js: {len(modules)} modules ({time.time() - t:.1f}s)")
+    return modules
 
 
 def compile_dirs(runtime_dir: Path, work: Path, jobs: list[dict]) -> dict:
@@ -489,31 +566,63 @@ def prepare_pending(inputs: Inputs, runtime_dir: Path, pending: list, stdlib_job
         log(f"  compiled in {time.time() - t:.1f}s: {report}")
         for i, (src, name, slim, out) in enumerate(pending):
             out.parent.mkdir(parents=True, exist_ok=True)
+            split_rest(work / f"w{i}", rest_path(out))
             tmp_out = out.with_suffix(".part")
             pack_wheel(work / f"w{i}", tmp_out)
             os.replace(tmp_out, out)
         if stdlib_job:
             src, out = stdlib_job
             out.parent.mkdir(parents=True, exist_ok=True)
+            split_rest(work / "stdlib", rest_path(out))
             tmp_out = out.with_suffix(".part")
-            with zipfile.ZipFile(tmp_out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
-                for p in sorted((work / "stdlib").rglob("*")):
-                    if p.is_file():
-                        info = zipfile.ZipInfo(p.relative_to(work / "stdlib").as_posix(), (2020, 1, 1, 0, 0, 0))
-                        info.compress_type = zipfile.ZIP_DEFLATED
-                        z.writestr(info, p.read_bytes())
+            zip_tree(work / "stdlib", tmp_out)
             os.replace(tmp_out, out)
         if app_job:
             tree, out = app_job
             out.parent.mkdir(parents=True, exist_ok=True)
             tmp_out = out.with_suffix(".part")
-            with zipfile.ZipFile(tmp_out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
-                for p in sorted((work / "app").rglob("*")):
-                    if p.is_file():
-                        info = zipfile.ZipInfo(p.relative_to(work / "app").as_posix(), (2020, 1, 1, 0, 0, 0))
-                        info.compress_type = zipfile.ZIP_DEFLATED
-                        z.writestr(info, p.read_bytes())
+            zip_tree(work / "app", tmp_out)
             os.replace(tmp_out, out)
+
+
+def zip_tree(tree: Path, out: Path, files=None) -> None:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for p in sorted(files if files is not None else tree.rglob("*")):
+            if p.is_file():
+                info = zipfile.ZipInfo(p.relative_to(tree).as_posix(), (2020, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                z.writestr(info, p.read_bytes())
+
+
+def rest_path(out: Path) -> Path:
+    return out.with_name(out.name.split("-")[0].removesuffix(".zip") + "-lazy.zip")
+
+
+def split_rest(tree: Path, rest_zip: Path) -> None:
+    """Move the modules the app does not import at start-up (still .py after compiling) out of the
+    tree into rest_zip with an index; the worker fetches it only if one of them is imported later."""
+    def meta(p: Path) -> bool:
+        return any(part.endswith((".dist-info", ".data")) for part in p.relative_to(tree).parts)
+
+    # Packages not imported at all go whole (data files and compiled extensions too).
+    unimported = sorted(p.parent for p in tree.rglob("__init__.py") if not meta(p))
+    tops = [d for d in unimported if not any(o != d and o in d.parents for o in unimported)]
+    files = {p for d in tops for p in d.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    files |= {p for p in tree.rglob("*.py") if not meta(p)}
+    files = sorted(files)
+    index = {}
+    for p in files:
+        if p.suffix != ".py":
+            continue
+        rel = p.relative_to(tree).as_posix()
+        index[module_name(rel)] = [rel, p.name == "__init__.py"]
+    if not files:
+        return
+    zip_tree(tree, rest_zip, files)
+    rest_zip.with_suffix(".json").write_text(json.dumps(index, sort_keys=True), encoding="utf-8")
+    for p in files:
+        p.unlink()
 
 
 def app_tree(dest: Path, fallbacks=()) -> None:
@@ -609,19 +718,20 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
         if not any(f.startswith(f"{pkg}-{want}-") for f in lock["wheels"]):
             raise BuildError(f"the installed {pkg} is {want} but build.lock.json records another version; "
                              f"the page's JS must match the wheel: run `python build.py --update-lock`.")
-    modules = frozenset(pre["modules"])
-    mods_key = sha256_bytes("\n".join(sorted(modules)).encode())[:12]
-
     # 4. Slim + compile (cached by inputs and imported modules): wheels, standard library, app archive.
-    pending: list = []
-    wheels = [(name, None if src is None else derived_wheel(inputs, src, rule, True, mods_key, pending), imports, entry)
-              for name, src, rule, imports, entry in sources]
-    stdlib_src = runtime_dir / "python_stdlib.zip"
-    stdlib_out = inputs.derived / "stdlib" / f"{sha256_file(stdlib_src)[:16]}-{RECIPE}-{mods_key}" / "python_stdlib.zip"
-    stdlib_job = None if (cdn or stdlib_out.is_file()) else (stdlib_src, stdlib_out)
     app_src = Path(tempfile.mkdtemp(dir=inputs.cache.as_posix()))
     try:
         app_tree(app_src, fallbacks)
+        traced = None if cdn else trace_imports(inputs, runtime_dir, sources, app_src)
+        modules = frozenset(traced if traced is not None else pre["modules"])
+        mods_key = sha256_bytes("\n".join(sorted(modules)).encode())[:12]
+        pending: list = []
+        wheels = [(name, None if src is None else derived_wheel(inputs, src, rule, True, mods_key, pending),
+                   imports, entry) for name, src, rule, imports, entry in sources]
+        stdlib_src = runtime_dir / "python_stdlib.zip"
+        stdlib_out = (inputs.derived / "stdlib" / f"{sha256_file(stdlib_src)[:16]}-{RECIPE}-{mods_key}"
+                      / "python_stdlib.zip")
+        stdlib_job = None if (cdn or stdlib_out.is_file()) else (stdlib_src, stdlib_out)
         app_out = inputs.derived / "app" / f"{dir_digest(app_src)[:16]}-{RECIPE}" / "app.zip"
         app_job = None if app_out.is_file() else (app_src, app_out)
         prepare_pending(inputs, runtime_dir, pending, stdlib_job, app_job, modules)
@@ -697,6 +807,26 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
             "sha256": sha, "package_type": "package", "imports": imports, "depends": [],
             "unvendored_tests": False, "shared_library": False,
         }
+    # Modules not imported at start-up, fetched by the worker on first import (see static/worker.js).
+    lazy = {"archives": [], "modules": {}}
+
+    def add_lazy(rest: Path, root: str, folder: str) -> None:
+        if not rest.is_file():
+            return
+        data = rest.read_bytes()
+        sha = sha256_bytes(data)
+        url = site.add(f"{folder}/{sha[:16]}/{rest.name}", rest)
+        lazy["archives"].append({"url": url, "sha256": sha, "root": root})
+        n = len(lazy["archives"]) - 1
+        for mod, (rel, is_pkg) in json.loads(rest.with_suffix(".json").read_text()).items():
+            lazy["modules"].setdefault(mod, [n, rel, is_pkg])
+
+    for name, path, imports, entry in wheels:
+        if path is not None:
+            add_lazy(rest_path(path), "/lib/python3.13/site-packages", "packages")
+    if not cdn:
+        add_lazy(rest_path(stdlib_out), "/lib/python3.13/kv-lazy-stdlib", "pyodide/" + version)
+    lazy_url = site.add_hashed("assets", "lazy-modules.json", json.dumps(lazy, separators=(",", ":")).encode())
     site_lock = {"info": pyodide_lock["info"], "packages": packages}
     lock_url = site.add_hashed("assets", "pyodide-lock.json", json.dumps(site_lock, indent=1).encode())
     app_url = site.add_hashed("assets", "app.zip", app_out.read_bytes())
@@ -708,7 +838,7 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
     icon_url = site.add_hashed("assets", "favicon.svg", (STATIC / "favicon.svg").read_bytes())
     config = {
         "pyodide": pyodide_js, "indexURL": index_url, "stdlib": stdlib_url, "lock": lock_url,
-        "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url,
+        "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url, "lazy": lazy_url,
         "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": "es",
     }
     html = (STATIC / "index.html").read_text(encoding="utf-8")
@@ -748,29 +878,32 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.suffix != ".gz")
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.suffix not in (".gz", ".zst"))
     log(f"wrote {out} ({len(site.files)} files, {size / 1e6:.1f} MB) in {time.time() - t_start:.1f}s"
         f"{' [--cdn]' if cdn else ''}")
     return out
 
 
 def precompress(path: Path, inputs: Inputs) -> None:
-    """Write path.gz next to files worth compressing (served with Content-Encoding: gzip)."""
-    if path.suffix not in GZIP_SUFFIXES or path.stat().st_size < 1024:
-        return
+    """Write path.gz (and path.zst where the zstd tool exists) next to files worth compressing;
+    `build.py serve` sends the smallest one the browser accepts (Content-Encoding)."""
+    if path.suffix not in GZIP_SUFFIXES or path.suffix == ".zip" or path.stat().st_size < 1024:
+        return  # zip archives are deflated already
     data = path.read_bytes()
-    if path.suffix == ".zip":
-        return  # already deflated
     key = sha256_bytes(data)
-    cached = inputs.derived / "gz" / f"{key}.gz"
-    if not cached.is_file():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        packed = gzip.compress(data, compresslevel=9, mtime=0)
-        tmp = cached.with_suffix(".part")
-        tmp.write_bytes(packed)
-        os.replace(tmp, cached)
-    if cached.stat().st_size < 0.9 * len(data):
-        shutil.copyfile(cached, path.with_name(path.name + ".gz"))
+    variants = [("gz", lambda: gzip.compress(data, compresslevel=9, mtime=0))]
+    if shutil.which("zstd"):
+        variants.append(("zst", lambda: subprocess.run(["zstd", "-19", "-q", "-c"], input=data, check=True,
+                                                       capture_output=True).stdout))
+    for ext, pack in variants:
+        cached = inputs.derived / ext / f"{key}.{ext}"
+        if not cached.is_file():
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_suffix(".part")
+            tmp.write_bytes(pack())
+            os.replace(tmp, cached)
+        if cached.stat().st_size < 0.9 * len(data):
+            shutil.copyfile(cached, path.with_name(f"{path.name}.{ext}"))
 
 
 HEADERS_FILE = """# Caching rules for static hosts that read a _headers file (Netlify, Cloudflare Pages).
@@ -859,7 +992,7 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
             if path.endswith("/"):
                 path += "index.html"
             target = (root / path.lstrip("/")).resolve()
-            if root not in target.parents and target != root or not target.is_file() or target.suffix == ".gz":
+            if root not in target.parents and target != root or not target.is_file() or target.suffix in (".gz", ".zst"):
                 body = b"not found\n"
                 if on_response:
                     on_response(path.lstrip("/"), 404, len(body))
@@ -871,10 +1004,15 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
                     self.wfile.write(body)
                 return
             rel = target.relative_to(root).as_posix()
-            gz = target.with_name(target.name + ".gz")
-            use_gz = gz.is_file() and "gzip" in self.headers.get("Accept-Encoding", "")
-            st = (gz if use_gz else target).stat()
-            etag = f'"{int(st.st_mtime_ns):x}-{st.st_size:x}{"-gz" if use_gz else ""}"'
+            accepted = {e.split(";")[0].strip() for e in self.headers.get("Accept-Encoding", "").split(",")}
+            encoding, body_path = None, target
+            for enc, ext in (("zstd", ".zst"), ("gzip", ".gz")):
+                candidate = target.with_name(target.name + ext)
+                if enc in accepted and candidate.is_file():
+                    encoding, body_path = enc, candidate
+                    break
+            st = body_path.stat()
+            etag = f'"{int(st.st_mtime_ns):x}-{st.st_size:x}{"-" + encoding if encoding else ""}"'
             cache = ("public, max-age=31536000, immutable" if rel.startswith(immutable) else "no-cache")
             if self.headers.get("If-None-Match") == etag:
                 if on_response:
@@ -885,7 +1023,7 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            data = (gz if use_gz else target).read_bytes()
+            data = body_path.read_bytes()
             self.send_response(200)
             self.send_header("Content-Type", MIME.get(target.suffix) or mimetypes.guess_type(target.name)[0]
                              or "application/octet-stream")
@@ -894,8 +1032,8 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
             self.send_header("ETag", etag)
             self.send_header("Vary", "Accept-Encoding")
             self.send_header("X-Content-Type-Options", "nosniff")
-            if use_gz:
-                self.send_header("Content-Encoding", "gzip")
+            if encoding:
+                self.send_header("Content-Encoding", encoding)
             if csp:  # on every response, as hosts with a global header do (the worker gets it too)
                 self.send_header("Content-Security-Policy", csp)
             self.end_headers()

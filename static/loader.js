@@ -29,6 +29,7 @@
       ready: "Listo",
       failed: "No se pudo cargar la página interactiva.",
       files: "Archivos que fallaron:",
+      hint: "Comprueba la conexión y vuelve a intentarlo.",
       retry: "Reintentar",
       snapshot: "Vista previa: se vuelve interactiva al terminar la carga.",
       title: "La caché de claves y valores",
@@ -40,6 +41,7 @@
       ready: "Ready",
       failed: "The interactive page could not be loaded.",
       files: "Files that failed:",
+      hint: "Check the connection and try again.",
       retry: "Retry",
       snapshot: "Preview: it becomes interactive when loading finishes.",
       title: "The key-value cache",
@@ -71,6 +73,7 @@
       packages: cfg.packages,
       app: abs(cfg.app),
       panelCdnRoot: abs(cfg.panelCdnRoot),
+      lazy: abs(cfg.lazy),
       query: location.search,
     };
   }
@@ -140,6 +143,9 @@
         } finally {
           patching -= 1;
         }
+        break;
+      case "lazy":
+        kv.lazy = (kv.lazy || []).concat([msg]);
         break;
       case "modules":
         kv.sourceModules = msg.modules;
@@ -307,6 +313,7 @@
     $("kv-failed").textContent = TEXT.failed;
     $("kv-files-label").textContent = TEXT.files;
     $("kv-retry").textContent = TEXT.retry;
+    $("kv-hint").textContent = TEXT.hint;
     $("kv-retry").addEventListener("click", retry);
     $("kv-note").textContent = TEXT.snapshot;
     if (!failed) setStage(stage);

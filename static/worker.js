@@ -43,7 +43,9 @@ self.fetch = async (input, init) => {
     }
     return resp;
   } catch (e) {
-    const reason = (init && init.integrity) ? `integrity check or network error (${e})` : `network error (${e})`;
+    const reason = (init && init.integrity)
+      ? `download failed or content does not match its sha256 (${e})`
+      : `download failed (${e})`;
     failures.push({ url, reason });
     post({ type: "fetch", url, kind, state: "fail", reason });
     throw e;
@@ -71,6 +73,56 @@ async function fetchBytes(url) {
   return resp.arrayBuffer();
 }
 
+// Modules the app does not import at start-up are left out of the wheels and the standard library
+// (build.py puts them in *-lazy.zip archives). This finder fetches an archive the first time one
+// of its modules is imported (synchronous XHR: allowed in workers), checks its sha256, extracts it
+// and imports the module from there.
+const LAZY_FINDER = `
+import hashlib, io, json, os, sys, time, zipfile
+import importlib.abc, importlib.util
+from js import XMLHttpRequest, Uint8Array
+
+class _KvLazyFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, index, base):
+        self.archives = index["archives"]
+        self.modules = index["modules"]
+        self.base = base
+        self.done = set()
+
+    def _fetch(self, n, name):
+        a = self.archives[n]
+        url = self.base + a["url"]
+        t = time.time()
+        xhr = XMLHttpRequest.new()
+        xhr.open("GET", url, False)
+        xhr.responseType = "arraybuffer"
+        xhr.send()
+        if xhr.status != 200:
+            raise ImportError(f"{url}: HTTP {xhr.status}")
+        data = Uint8Array.new(xhr.response).to_bytes()
+        if hashlib.sha256(data).hexdigest() != a["sha256"]:
+            raise ImportError(f"{url}: content does not match its sha256")
+        os.makedirs(a["root"], exist_ok=True)
+        zipfile.ZipFile(io.BytesIO(data)).extractall(a["root"])
+        importlib.invalidate_caches()
+        self.done.add(n)
+        kvLazyLoaded(url, (time.time() - t) * 1000, name)
+
+    def find_spec(self, name, path=None, target=None):
+        hit = self.modules.get(name)
+        if hit is None:
+            return None
+        n, rel, is_pkg = hit
+        if n not in self.done:
+            self._fetch(n, name)
+        full = self.archives[n]["root"] + "/" + rel
+        return importlib.util.spec_from_file_location(
+            name, full, submodule_search_locations=[os.path.dirname(full)] if is_pkg else None)
+
+sys.meta_path.append(_KvLazyFinder(json.loads(KV_LAZY), KV_BASE))
+del KV_LAZY
+`;
+
 function sendPatch(patch, buffers, msg_id) {
   post({ type: "patch", patch, buffers });
 }
@@ -81,6 +133,11 @@ async function start(cfg) {
   // The app archive downloads while the runtime boots.
   const appBytes = fetchBytes(cfg.app);
   appBytes.catch(() => {});
+  const lazyIndex = self.fetch(cfg.lazy).then((r) => {
+    if (!r.ok) throw new Error(`${cfg.lazy}: HTTP ${r.status}`);
+    return r.text();
+  });
+  lazyIndex.catch(() => {});
 
   status("runtime", cfg.pyodide);
   try {
@@ -114,6 +171,14 @@ async function start(cfg) {
     pyodide.unpackArchive(await appBytes, "zip", { extractDir: "/home/pyodide/kv" });
   } catch (e) {
     return fail(cfg.app, e);
+  }
+  try {
+    pyodide.globals.set("KV_LAZY", await lazyIndex);
+    pyodide.globals.set("KV_BASE", cfg.packageBaseUrl);
+    pyodide.globals.set("kvLazyLoaded", (url, ms, name) => post({ type: "lazy", url, ms, name, at: Date.now() }));
+    pyodide.runPython(LAZY_FINDER);
+  } catch (e) {
+    return fail(cfg.lazy, e);
   }
   try {
     status("app", "panel");
@@ -163,9 +228,13 @@ state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")
     }
     post({ type: "idle" });
   } else if (msg.type === "modules") {
-    // Diagnostics (tests/bench_load.py): modules imported from source, i.e. not precompiled.
+    // Diagnostics (tests): import the named modules, then list those imported from source
+    // (not precompiled).
+    pyodide.globals.set("KV_IMPORT", JSON.stringify(msg.import || []));
     const out = await pyodide.runPythonAsync(`
-import sys, json
+import importlib, json, sys
+for _name in json.loads(KV_IMPORT):
+    importlib.import_module(_name)
 json.dumps(sorted(n for n, m in list(sys.modules.items())
                   if (getattr(getattr(m, "__spec__", None), "origin", None) or "").endswith(".py")))
 `);

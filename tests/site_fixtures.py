@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -24,11 +25,20 @@ def compiled_wheel_candidates() -> list[Path]:
     version = json.loads(build.LOCK_PATH.read_text())["pyodide"]["version"]
     dirs = [d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d]
     return [Path(d) for d in dirs] + [build.DEFAULT_CACHE / f"pyodide-{version}",
-                                      ROOT.parent / "cache" / f"pyodide-{version}"]
+                                      ROOT.parent / "cache" / f"pyodide-{version}",
+                                      Path("/work/cache") / f"pyodide-{version}"]
 
 
 REQUIRED = ("numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl", "pyyaml-6.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl",
             "markupsafe-3.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl", "packaging-24.2-py3-none-any.whl")
+
+
+def tools_missing() -> str | None:
+    """The build runs npm (Pyodide's npm package) and Node.js (bytecode compilation)."""
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            return f"{tool} not found: the build needs Node.js and npm (apt-get install nodejs npm)"
+    return None
 
 
 def compiled_wheels_dir() -> Path | None:
@@ -52,6 +62,8 @@ _TMP = Path(tempfile.mkdtemp(prefix="kv-site-tests-"))
 
 @functools.lru_cache(maxsize=None)
 def _build(cdn: bool) -> Path:
+    if tools_missing():
+        pytest.skip(tools_missing())
     wheels = [] if cdn else [str(compiled_wheels_dir())]
     return build.build(_TMP / ("dist-cdn" if cdn else "dist"), build.DEFAULT_CACHE, cdn=cdn, pyodide_wheels=wheels)
 

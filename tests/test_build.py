@@ -48,7 +48,7 @@ def test_layout_self_contained(site):
     for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm"):
         assert (site / "pyodide" / version / f).is_file(), f
     assert len(list((site / "pyodide" / version).glob("python_stdlib.*.zip"))) == 1
-    for pattern in ("loader.*.js", "worker.*.js", "style.*.css", "app.*.zip", "snapshot-es.*.json",
+    for pattern in ("loader.*.js", "worker.*.js", "style.*.css", "app.*.zip", "snapshot-es.*.json", "lazy-modules.*.json",
                     "snapshot-en.*.json", "pyodide-lock.*.json", "favicon.*.svg", "js/bokeh.*.min.js",
                     "js/panel.*.min.js"):
         assert len(list((site / "assets").glob(pattern))) == 1, pattern
@@ -91,7 +91,7 @@ def test_self_contained_is_complete_and_hashes_match(site):
 
 def test_hashed_names_change_with_content(site):
     for p in (site / "assets").rglob("*"):
-        if p.is_file() and p.suffix != ".gz":
+        if p.is_file() and p.suffix not in (".gz", ".zst"):
             m = re.search(r"\.([0-9a-f]{10})\.", p.name)
             assert m, p.name
             assert build.sha256_file(p).startswith(m.group(1)), p.name
@@ -105,6 +105,10 @@ def test_wheels_are_slim_and_precompiled(site):
         assert not any(n.startswith("panel/dist/") or "/tests/" in n for n in names)
         assert "panel/__init__.pyc" in names and "panel/__init__.py" not in names
         assert z.read("panel/__init__.pyc")[:4] == PYC_MAGIC_313
+        assert not any(n.endswith(".py") for n in names)  # the rest went to panel-lazy.zip
+    (panel_lazy,) = (site / "packages").glob("*/panel-lazy.zip")
+    with zipfile.ZipFile(panel_lazy) as z:
+        assert z.namelist() and all(not n.endswith(".pyc") for n in z.namelist())
     assert panel_whl.stat().st_size < 3e6
     with zipfile.ZipFile(bokeh_whl) as z:
         assert not any(n.startswith(("bokeh/server/static/", "bokeh/sampledata/")) for n in z.namelist())
@@ -206,7 +210,7 @@ def _link_downloads(tmp_cache: Path, corrupt: str | None = None) -> None:
 
 
 @pytest.fixture(scope="module")
-def warm_cache(cdn):
+def warm_cache(cdn):  # noqa: ARG001
     """The cdn build above has filled DEFAULT_CACHE/downloads with every fetchable input."""
     return build.DEFAULT_CACHE
 
@@ -291,6 +295,9 @@ def test_server_types_compression_caching_csp(cdn):
         if (cdn / "assets" / (loader + ".gz")).exists():
             assert h["Content-Encoding"] == "gzip"
             assert gzip.decompress(body) == (cdn / "assets" / loader).read_bytes()
+        if (cdn / "assets" / (loader + ".zst")).exists():
+            status, h, body = _get(server.url + "assets/" + loader, {"Accept-Encoding": "gzip, br, zstd"})
+            assert h["Content-Encoding"] == "zstd" and body == (cdn / "assets" / (loader + ".zst")).read_bytes()
         status, h, body = _get(server.url + "assets/" + loader)
         assert "Content-Encoding" not in h and body == (cdn / "assets" / loader).read_bytes()
         etag = h["ETag"]

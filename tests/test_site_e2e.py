@@ -4,6 +4,8 @@ Needs the compiled Pyodide wheels (skips with the reason otherwise) and Chromium
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import build
@@ -67,6 +69,30 @@ def test_snapshot_then_live_app_offline(site, browser):
         assert page.evaluate("document.body.dataset.pyerror") is None
         assert foreign(requests) == [], foreign(requests)
         assert any("/packages/" in u and "numpy" in u for u in requests)
+
+
+def test_lazy_modules_load_on_first_import(site, browser):
+    """Modules left out of the wheels/stdlib (not imported at start-up) arrive on first import."""
+    lazy = json.loads(next((site / "assets").glob("lazy-modules.*.json")).read_text())
+    archives = [a["url"] for a in lazy["archives"]]
+    pick = {}
+    for name, (n, rel, is_pkg) in lazy["modules"].items():
+        if name.count(".") == 1 and is_pkg:
+            pick.setdefault(archives[n].rsplit("/", 1)[-1], name)
+    wanted = [pick[k] for k in sorted(pick) if k.startswith(("numpy-", "python_stdlib-"))]
+    assert wanted, pick
+    with serve(site) as url:
+        page, requests = open_page(browser, url + "index.html")
+        wait_ready(page)
+        # start-up needs no lazy archive: the build traced the app's imports
+        assert page.evaluate("window.kv.lazy") is None, page.evaluate("window.kv.lazy")
+        page.evaluate("(names) => window.kv.worker.postMessage({type: 'modules', import: names})", wanted)
+        page.wait_for_function("window.kv.sourceModules !== undefined", timeout=30000)
+        loaded = page.evaluate("window.kv.sourceModules")
+        for name in wanted:
+            assert name in loaded, (name, loaded)
+        assert len(page.evaluate("window.kv.lazy")) == len(wanted)
+        assert foreign(requests) == []
 
 
 def test_english_snapshot_and_app(site, browser):
