@@ -75,12 +75,21 @@ CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval' b
        "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
        "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'")
 
-EMBED_IFRAME = (
-    '<iframe src="./index.html?lang=es" title="La caché de claves y valores (explorable)"\n'
-    '        width="100%" height="720" style="border:0; max-width:1200px;" loading="lazy"\n'
-    '        sandbox="allow-scripts allow-same-origin allow-popups"\n'
-    '        allow="fullscreen"></iframe>'
-)
+EMBED_IFRAME = """\
+<iframe class="kv-explorable" src="./index.html?lang=es"
+        title="La caché de claves y valores (explorable)"
+        width="100%" height="1500" loading="lazy"
+        style="border: 0; display: block; max-width: 1200px;"
+        sandbox="allow-scripts allow-same-origin allow-popups"></iframe>
+<script>
+  // Optional: fit the frame to the explorable's height (it posts it when it changes).
+  addEventListener("message", (event) => {
+    if (!event.data || event.data.type !== "kv-explorable:height") return;
+    for (const frame of document.querySelectorAll("iframe.kv-explorable")) {
+      if (frame.contentWindow === event.source) frame.style.height = event.data.height + "px";
+    }
+  });
+</script>"""
 
 
 class BuildError(RuntimeError):
@@ -1048,6 +1057,10 @@ def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None
     class Server(ThreadingHTTPServer):
         daemon_threads = True
         allow_reuse_address = True
+
+        def handle_error(self, request, client_address):
+            if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+                super().handle_error(request, client_address)
 
     server = Server((host, port), Handler)
     server.url = f"http://{host}:{server.server_address[1]}/"

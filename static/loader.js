@@ -201,6 +201,7 @@
     }
     if (live) return;
     const holder = document.getElementById("kv-snapshot");
+    performance.mark("kv-snapshot-start");
     const item = snap.render_items[0];
     item.roots = mountPoints(holder, item.root_ids, "kv-snap");
     try {
@@ -298,6 +299,17 @@
     startWorker();
   }
 
+  /* ---------------- embedding ---------------- */
+
+  // In an iframe: tell the parent page our height, so it can size the frame to fit (docs/embedding.md).
+  function reportHeight() {
+    if (window.parent === window) return;
+    const send = () => window.parent.postMessage(
+      { type: "kv-explorable:height", height: Math.ceil(document.documentElement.scrollHeight) }, "*");
+    new ResizeObserver(send).observe(document.body);
+    send();
+  }
+
   /* ---------------- start ---------------- */
 
   startWorker();
@@ -317,10 +329,12 @@
     $("kv-retry").addEventListener("click", retry);
     $("kv-note").textContent = TEXT.snapshot;
     if (!failed) setStage(stage);
+    reportHeight();
     if (typeof Bokeh === "undefined") {
       showError({ where: "BokehJS", message: "BokehJS did not load", failures: [] });
       return;
     }
+    performance.mark("kv-dom-ready");
     renderSnapshot();
   });
 })();

@@ -153,4 +153,9 @@ def test_embed_iframe(site, browser):
         page, requests = open_page(browser, url + "embed.html")
         frame = page.frame_locator("iframe")
         frame.locator("body[data-ready='true']").wait_for(timeout=90000)
+        # the frame is sized to the explorable's height (postMessage from the page)
+        page.wait_for_function("document.querySelector('iframe').getBoundingClientRect().height > 900")
+        inner = frame.locator("html").evaluate("(el) => el.scrollHeight")
+        outer = page.evaluate("document.querySelector('iframe').getBoundingClientRect().height")
+        assert abs(inner - outer) < 40, (inner, outer)
         assert foreign(requests) == []
