@@ -183,7 +183,8 @@ async function start(cfg) {
   try {
     status("app", "panel");
     await pyodide.runPythonAsync(`
-import sys
+import gc, sys
+gc.disable()  # start-up allocates much and frees little: collect once, after write_doc()
 sys.path.insert(0, "/home/pyodide/kv")
 import panel
 from panel.io.pyodide import init_doc, write_doc
@@ -195,7 +196,10 @@ from panel.io.pyodide import init_doc, write_doc
 init_doc()
 from app.main import create_app
 create_app(KV_QUERY).servable()
-await write_doc()
+_kv_result = await write_doc()
+gc.enable()
+gc.freeze()  # what start-up made stays: later collections skip it
+_kv_result
 `);
     const [docs_json, render_items, root_ids] = result.toJs();
     result.destroy();
