@@ -9,11 +9,14 @@
 
 What ends up in dist/ (self-contained):
     index.html, embed.html, _headers          (no-cache; everything else is immutable)
-    assets/   loader, worker, CSS, BokehJS + Panel JS, prerendered snapshots, site lock file,
-              app archive (app/ + model/ + checkpoint): names carry content hashes
+    assets/   loader, worker, CSS, BokehJS + Panel JS, prerendered snapshots (es, en), the site's
+              Pyodide lock file, the lazy-module index, the app archive (app/ + model/ + checkpoint);
+              names carry content hashes
     packages/<hash>/*.whl                     numpy, pyyaml, markupsafe, packaging and slimmed pure wheels
-    pyodide/<version>/                        the Pyodide runtime (precompiled standard library)
+    packages/<hash>/*-lazy.zip                the modules of each wheel the app does not import at start-up
+    pyodide/<version>/                        the Pyodide runtime and its (slimmed) standard library
     panel/<version>/dist/                     Panel's stylesheets, which the app's models reference
+Text files and the runtime have precompressed .gz (and .zst) copies beside them.
 
 Inputs are checked: the Pyodide npm tarball and every pure wheel against the sha256
 recorded in build.lock.json, the compiled Pyodide wheels against Pyodide's own lock file.
@@ -22,9 +25,14 @@ default ~/.cache/kv-explorable), so the second build runs offline. The compiled 
 cannot be fetched with pip or npm: put them in <cache>/pyodide-<version>/ (or point
 --pyodide-wheels / $KV_EXPLORABLE_PYODIDE_WHEELS at a folder holding them).
 
-Python files of the wheels, the standard library and the app are compiled to bytecode
-by Pyodide's own CPython (run under Node.js at build time), so the magic number is
-exactly the browser's.
+Speed: the build runs the app once in Pyodide under Node.js (create_app + write_doc for es
+and en) and records which modules it imports. Those ship compiled to bytecode by Pyodide's
+own CPython (same magic number as the browser), as sourceless .pyc; every other module of
+the wheels and the standard library goes to a *-lazy.zip that the worker fetches (and checks)
+only if something imports it later. Derived files are cached by the hashes of their inputs.
+
+Needs: Node.js and npm (Pyodide's npm package, bytecode), pip (wheels), the venv's panel/bokeh
+(their JS/CSS, and the prerender). Optional: zstd (smaller precompressed copies).
 """
 from __future__ import annotations
 

@@ -231,6 +231,11 @@ def run(rounds: int, cache: Path, keep: bool) -> dict:
     external = []
     try:
         with chromium() as browser:
+            # warm the browser process up (the first page of a fresh browser is slower for anyone)
+            context = browser.new_context()
+            context.add_init_script(PROBE)
+            visit(context, servers["ours"].url + "index.html", [])
+            context.close()
             for r in range(rounds):
                 for name, page in (("ours", "index.html"), ("baseline", "index.html")):
                     server = servers[name]

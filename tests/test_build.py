@@ -4,7 +4,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import shutil
 import subprocess
 import sys
 import urllib.request
