@@ -7,6 +7,7 @@ when none holds them. Set KV_EXPLORABLE_PYODIDE_WHEELS=DIR to point at them.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -58,6 +59,7 @@ def require_compiled_wheels() -> Path:
 
 
 _TMP = Path(tempfile.mkdtemp(prefix="kv-site-tests-"))
+atexit.register(shutil.rmtree, _TMP, True)
 
 
 @functools.lru_cache(maxsize=None)

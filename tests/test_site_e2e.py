@@ -41,13 +41,26 @@ def page_text(page) -> str:
     }""")
 
 
+STAGES = """
+  window.__stages = [];
+  new MutationObserver(() => {
+    const s = document.body && document.body.dataset.stage;
+    if (s && window.__stages[window.__stages.length - 1] !== s) window.__stages.push(s);
+  }).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-stage']});
+"""
+
+
 def test_snapshot_then_live_app_offline(site, browser):
     with serve(site) as url:
-        page, requests = open_page(browser, url + "index.html?lang=es")
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.add_init_script(STAGES)
+        page, requests = open_page(browser, url + "index.html?lang=es", context=context)
         # the prerendered snapshot shows before Python is ready
         page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
         wait_ready(page)
         assert page.evaluate("document.getElementById('kv-snapshot')") is None  # replaced by the live doc
+        stages = page.evaluate("window.__stages")
+        assert stages[0] == "runtime" and stages[-2:] == ["app", "ready"], stages
         assert page.locator("#kv-loader").is_hidden()
         before = page_text(page)
         button = page.get_by_role("button", name="Avanzar").first
