@@ -40,6 +40,6 @@ def numbers(explorer) -> dict:
         "numbers": cost.cache_numbers(cfg.n_layers, cfg.d_model, T),
         "kib": cost.cache_bytes(cfg.n_layers, cfg.d_model, T) / 1024,
         "seven_b": cost.cache_bytes(32, 4096, 32_768, 2) / GiB,
-        "proof": m.proof,
+        "proof": explorer.proof_now(),
         "rows": cfg.n_ctx,
     }

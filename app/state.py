@@ -156,6 +156,12 @@ class Explorer:
                                  if measure else Measure())
         return True
 
+    def proof_now(self) -> float:
+        """Largest |cached - full| of the logits at the current position, computed afresh:
+        the prompt minus its last token through llenar, that token through avanzar."""
+        _, cache = self.gpt.llenar(self.ids[:-1])
+        return float(np.abs(self.gpt.avanzar(self.ids[-1], cache) - self.gpt.forward(self.ids)[-1]).max())
+
     def advance_to(self, t: int) -> None:
         """Step without measuring up to position t (for a URL's t), measuring the last one."""
         while self.t < min(t, self.cfg.n_ctx) - 1 and self.step(measure=False):

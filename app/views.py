@@ -8,7 +8,9 @@ import math
 
 import numpy as np
 import panel as pn
-from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span)
+from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper,
+                          Range1d, Span)
+from bokeh.core.properties import value
 from bokeh.palettes import PuOr11
 from bokeh.plotting import figure
 
@@ -58,6 +60,15 @@ table.data { border-collapse: collapse; font-size: 0.85rem; width: 100%%; }
 table.data th, table.data td { border-bottom: 1px solid #ddd; padding: 2px 6px; text-align: right; }
 table.data td.tok, table.data th.tok { text-align: left; font-family: Georgia, serif; }
 table.data tr.current { background: #fff7b3; }
+pre.code { background: #f6f6f6; border: 1px solid #ddd; border-radius: 4px; padding: 8px; overflow-x: auto;
+           font-size: 0.85rem; line-height: 1.4; }
+pre.code mark { background: %(hl)s; font-weight: bold; }
+.feedback { border-radius: 6px; padding: 6px 10px; margin: 4px 0 10px; }
+.feedback.right { border: 2px solid #00694d; background: #effaf5; }
+.feedback.right b::before { content: "✓ "; }
+.feedback.wrong { border: 2px solid #8a5a00; background: #fff8e6; }
+.feedback.wrong b::before { content: "✗ "; }
+h3 { font-size: 1rem; margin: 0.8em 0 0.2em; }
 @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
 """ % {"green": GREEN, "grey": GREY, "ink": INK, "hl": HIGHLIGHT}
 
@@ -87,18 +98,18 @@ class ExplorableView:
         return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
 
     def _build_widgets(self):
-        self.step_button = pn.widgets.Button(button_type="primary", width=130)
-        self.play_button = pn.widgets.Toggle(button_type="default", width=130)
-        self.reset_button = pn.widgets.Button(button_type="default", width=130)
+        self.step_button = pn.widgets.Button(color="primary", width=130)
+        self.play_button = pn.widgets.Toggle(color="default", width=130)
+        self.reset_button = pn.widgets.Button(color="default", width=130)
         self.mode_switch = pn.widgets.RadioButtonGroup(options=[CACHE, FULL], value=self.ex.mode,
-                                                       button_type="success", width=260)
+                                                       color="success", width=260)
         self.speed = pn.widgets.IntSlider(start=SPEED_RANGE[0], end=SPEED_RANGE[1], value=self.url.speed,
                                           width=220)
         self.seed = pn.widgets.IntInput(value=self.ex.settings.seed, start=0, end=2 ** 32 - 1, width=140)
         self.top_p = pn.widgets.FloatSlider(value=self.ex.settings.top_p, start=0.05, end=1.0, step=0.05,
                                             width=220)
-        self.lang_select = pn.widgets.RadioButtonGroup(options={"Español": "es", "English": "en"},
-                                                       value=self.lang, width=180)
+        self.lang_select = pn.widgets.RadioButtonGroup(options={"Español": "es", "English": "en",
+                                                                "Português": "pt"}, value=self.lang, width=270)
         self.a11y = A11y(sizing_mode="stretch_width")
 
         self.step_button.on_click(lambda _e: self.do("step"))
@@ -178,6 +189,9 @@ class ExplorableView:
                                line_color=GREY, hatch_pattern="/", hatch_color="white", hatch_alpha=0.6)
         self.bar_cached = f.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN,
                                  line_color="#00513b")
+        self.bar_legend = [LegendItem(label="", renderers=[self.bar_cached]),
+                           LegendItem(label="", renderers=[self.bar_full])]
+        f.add_layout(Legend(items=self.bar_legend, location="top_left", background_fill_alpha=0.8))
         self.bar_hover = HoverTool(renderers=[self.bar_full, self.bar_cached], tooltips="")
         f.add_tools(self.bar_hover)
         self.bar_now = Span(location=2, dimension="height", line_color=INK, line_dash="dashed", line_width=1)
@@ -212,10 +226,14 @@ class ExplorableView:
                                 self.a11y, collapsed=True, sizing_mode="stretch_width")
         self.table_card = pn.Card(self.table, collapsed=True, sizing_mode="stretch_width")
         self.table_card.param.watch(lambda e: self._render_table(), "collapsed")
+        from .sections import ContextSection, LabSection, ProveSection, QuizSection
+        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self)]
+        self.more_heading = self._html()
         self.layout = pn.Column(
             self.header, self.notices, self.text, controls, self.error,
             self.grid_pane, self.grid_note, self.bars_pane, self.readouts,
             self.clock_text, self.clock_pane, self.proof, self.advanced, self.table_card,
+            self.more_heading, *[section.card for section in self.sections],
             sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 
     # -- language -------------------------------------------------------------------------
@@ -246,6 +264,8 @@ class ExplorableView:
         self.grid_note.object = f"<p class='legend-inline'>{html.escape(t('grid_note'))}</p>"
         self.bars_fig.title.text = t("bars_title")
         self.bars_fig.yaxis.axis_label = t("bars_y")
+        self.bar_legend[0].label = value(t("bars_cached"))
+        self.bar_legend[1].label = value(t("bars_full"))
         self.bars_fig.xaxis.axis_label = t("grid_x")
         self.clock_fig.title.text = t("clock_plot_title")
         self.clock_fig.yaxis.axis_label = t("clock_plot_y")
@@ -254,6 +274,9 @@ class ExplorableView:
                                    (t("without_cache"), "@tc_text"), ("×", "@ratio")]
         self.clock_hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
                                      (t("without_cache") + " (ms)", "@full_ms{0.000}")]
+        self.more_heading.object = f"<h2>{html.escape(t('more_heading'))}</h2>"
+        for section in self.sections:
+            section.apply_language()
         self._render_notices()
 
     def set_language(self, lang: str):
@@ -481,7 +504,7 @@ class ExplorableView:
         self.clock.data = {"pos": pos, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in pos],
                            "full_ms": [ex.measures[p].full_s * 1e3 for p in pos]}
         proof = m.proof
-        text = (self.t("proof_value", diff=sci(proof)) if proof is not None else self.t("proof_none"))
+        text = (self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none"))
         self.proof.object = (f"<h2>{html.escape(self.t('proof_heading'))}</h2>"
                              f"<p data-testid='proof'>{html.escape(text)}</p>"
                              f"<p class='explain'>{html.escape(self.t('proof_explain'))}</p>")

@@ -1,0 +1,386 @@
+"""Below the figure: the reader's own timing lab, the lesson's first cell, the
+quiz with its challenge, and how much context fits. Thin views over
+app.lab, app.quiz, app.challenge and app.calculator.
+"""
+from __future__ import annotations
+
+import asyncio
+import html
+
+import numpy as np
+import panel as pn
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d
+from bokeh.plotting import figure
+
+from . import calculator, challenge, quiz
+from .i18n import num, sci, tr
+from .lab import COMPARE_AT, LESSON_CODE, TimingLab, compare, fill_window
+from .views import CSS, GREEN, GREY
+
+
+def esc(s) -> str:
+    return html.escape(str(s))
+
+
+class Section:
+    """A collapsible card with its own widgets; `apply_language()` sets every label."""
+
+    key = ""
+
+    def __init__(self, view):
+        self.view = view                     # the ExplorableView: its explorer, language, stylesheet
+        self.card = pn.Card(collapsed=True, sizing_mode="stretch_width", margin=(6, 0))
+
+    @property
+    def lang(self) -> str:
+        return self.view.lang
+
+    def t(self, msg_id: str, **kw) -> str:
+        return tr(self.lang, msg_id, **kw)
+
+    def html_pane(self, **kw):
+        return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
+
+    def apply_language(self):
+        self.card.title = self.t(f"{self.key}_title")
+
+
+# -- 1. Your milliseconds -------------------------------------------------------------------------
+
+class LabSection(Section):
+    key = "lab"
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.lab: TimingLab | None = None
+        self.intro = self.html_pane()
+        self.run_button = pn.widgets.Button(color="primary", width=220)
+        self.cancel_button = pn.widgets.Button(color="default", width=140, disabled=True)
+        self.progress = pn.indicators.Progress(value=0, max=10, width=260, bar_color="success", visible=False)
+        self.status = self.html_pane()
+        self.table = self.html_pane()
+        self.source = ColumnDataSource({"t": [], "cached_ms": [], "full_ms": []})
+        f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, 66), toolbar_location=None,
+                   tools="", min_border_left=10)
+        f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")
+        self.full_glyph = f.scatter("t", "full_ms", source=self.source, marker="square", size=8, color=GREY)
+        f.line("t", "cached_ms", source=self.source, color=GREEN, line_width=2)
+        self.cached_glyph = f.scatter("t", "cached_ms", source=self.source, marker="circle", size=8, color=GREEN)
+        f.y_range.start = 0
+        f.xaxis.ticker = FixedTicker(ticks=[8, 16, 32, 48, 64])
+        f.outline_line_color = None
+        self.hover = HoverTool(renderers=[self.full_glyph, self.cached_glyph])
+        f.add_tools(self.hover)
+        self.fig = f
+        self.explain = self.html_pane()
+        self.run_button.on_click(self.run)
+        self.cancel_button.on_click(lambda _e: self.lab and self.lab.cancel())
+        self.card.objects = [self.intro, pn.FlexBox(self.run_button, self.cancel_button, self.progress,
+                                                    align_items="center", gap="10px"),
+                             self.status, self.table, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.explain]
+
+    def apply_language(self):
+        super().apply_language()
+        self.intro.object = f"<p>{esc(self.t('lab_intro'))}</p>"
+        self.run_button.name = self.t("lab_run")
+        self.cancel_button.name = self.t("lab_cancel")
+        self.fig.title.text = self.t("lab_plot_title")
+        self.fig.xaxis.axis_label = self.t("grid_x")
+        self.fig.yaxis.axis_label = self.t("clock_plot_y")
+        self.hover.tooltips = [(self.t("grid_x"), "@t"), (self.t("with_cache") + " (ms)", "@cached_ms{0.000}"),
+                               (self.t("without_cache") + " (ms)", "@full_ms{0.000}")]
+        self.explain.object = f"<p class='explain'>{esc(self.t('lab_explain'))}</p>"
+        self.render()
+
+    async def run(self, _event=None):
+        if self.lab is not None and not self.lab.finished:
+            return                                    # already running: one run at a time
+        ids = self.view.ex.ids if self.view.ex.t >= 64 else fill_window(self.view.ex.gpt,
+                                                                         seed=self.view.ex.settings.seed).ids
+        self.lab = lab = TimingLab(self.view.ex.gpt, ids)
+        # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
+        with pn.io.unlocked():
+            self.run_button.disabled, self.cancel_button.disabled = True, False
+            self.progress.max, self.progress.value, self.progress.visible = lab.total, 0, True
+            self.render()
+        try:
+            while lab.advance():
+                with pn.io.unlocked():
+                    self.progress.value = lab.done
+                    self.render()
+                await asyncio.sleep(0.01)             # the browser's messages (Cancel) get in here
+        finally:
+            with pn.io.unlocked():
+                self.run_button.disabled, self.cancel_button.disabled = False, True
+                self.progress.visible = False
+                self.render()
+
+    def render(self):
+        lab, lang = self.lab, self.lang
+        if lab is None:
+            self.status.object = ""
+            self.table.object = ""
+            return
+        state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
+        self.status.object = (f"<p role='status' data-testid='lab-status'>"
+                              f"{esc(self.t(state, done=lab.done, total=lab.total))}</p>")
+        rows = lab.rows
+        head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
+                       ("table_pos", "lab_c", "lab_tc", "table_ms_cached", "table_ms_full", "lab_clock", "lab_count"))
+        body = "".join(
+            f"<tr><td>{r['t']}</td><td>{num(r['c'], lang)}</td><td>{num(r['tc'], lang)}</td>"
+            f"<td>{num(r['cached_s'] * 1e3, lang, 3)}</td><td>{num(r['full_s'] * 1e3, lang, 3)}</td>"
+            f"<td><b>{num(r['clock_ratio'], lang, 1)}×</b></td><td>{num(r['count_ratio'], lang)}×</td></tr>"
+            for r in rows)
+        by_row = lab.by_row
+        extra = ""
+        if by_row:
+            extra = (f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=num(by_row['per_row_in_pass_s'] * 1e3, lang, 3), alone=num(by_row['one_row_s'] * 1e3, lang, 3), x=num(by_row['ratio'], lang, 1)))}</p>")
+        self.table.object = (f"<table class='data' data-testid='lab-table'><thead><tr>{head}</tr></thead>"
+                             f"<tbody>{body}</tbody></table>{extra}")
+        self.source.data = {"t": [r["t"] for r in rows], "cached_ms": [r["cached_s"] * 1e3 for r in rows],
+                            "full_ms": [r["full_s"] * 1e3 for r in rows]}
+
+
+# -- 2. Prove it ------------------------------------------------------------------------------------
+
+class ProveSection(Section):
+    key = "prove"
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.limit = 64
+        self.intro = self.html_pane()
+        self.code = self.html_pane()
+        self.run_button = pn.widgets.Button(color="primary", width=200)
+        self.to65_button = pn.widgets.Button(color="warning", width=240)
+        self.result = self.html_pane()
+        self.run_button.on_click(lambda _e: self.run(64))
+        self.to65_button.on_click(lambda _e: self.run(65))
+        self.card.objects = [self.intro, self.code, pn.FlexBox(self.run_button, self.to65_button, gap="10px"),
+                             self.result]
+        self.outcome = None
+
+    def apply_language(self):
+        super().apply_language()
+        self.intro.object = f"<p>{esc(self.t('prove_intro'))}</p>"
+        self.run_button.name = self.t("prove_run")
+        self.to65_button.name = self.t("prove_65")
+        self.render()
+
+    def run(self, limit: int):
+        self.limit = limit
+        ex = self.view.ex
+        filled = fill_window(ex.gpt, limit, seed=ex.settings.seed, top_p=ex.settings.top_p)
+        self.outcome = (filled, compare(ex.gpt, filled))
+        self.render()
+
+    def render(self):
+        code = esc(LESSON_CODE.format(limit=self.limit, top_p=self.view.ex.settings.top_p))
+        code = code.replace(f"&lt; {self.limit}", f"&lt; <mark>{self.limit}</mark>")
+        self.code.object = f"<pre class='code' data-testid='prove-code'>{code}</pre>"
+        if self.outcome is None:
+            self.result.object = ""
+            return
+        filled, r = self.outcome
+        lang = self.lang
+        text = "".join(self.view.ex.gpt.tokenizer.token_strings(filled.ids))
+        rows = "".join(f"<tr><td>{t}</td><td>{sci(d, lang)}</td></tr>" for t, d in r["diffs"].items())
+        summary = self.t("prove_summary", diff=sci(r["max"], lang), shape=r["shape"],
+                         numbers=num(r["numbers"], lang), kib=num(r["bytes"] / 1024, lang))
+        out = (f"<p class='text'>{esc(text)}</p>"
+               f"<table class='data' data-testid='prove-table'><thead><tr><th>{esc(self.t('table_pos'))}</th>"
+               f"<th>{esc(self.t('prove_diff'))}</th></tr></thead><tbody>{rows}</tbody></table>"
+               f"<p data-testid='prove-summary'>{esc(summary)}</p>")
+        if filled.error:
+            kind, message, position = filled.error
+            out += (f"<div class='error' role='alert' data-testid='prove-error'><p><code>{esc(kind)}: "
+                    f"{esc(message)}</code></p><p>{esc(self.t('error_explain', n=self.view.n, pos=position))}</p></div>")
+        self.result.object = out
+
+
+# -- 3. Check your intuition ---------------------------------------------------------------------------
+
+class QuizSection(Section):
+    key = "quiz"
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.intro = self.html_pane()
+        self.items = []
+        for qid, options, _right in quiz.QUESTIONS:
+            question = self.html_pane()
+            choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, value=None, inline=False)
+            feedback = self.html_pane()
+            choice.param.watch(lambda e, q=qid: self.answer(q), "value")
+            self.items.append((qid, question, choice, feedback))
+        self.challenge_intro = self.html_pane()
+        self.block = pn.widgets.Select(options={"1": 0, "2": 1}, value=0, width=110)
+        self.head = pn.widgets.Select(options={str(h + 1): h for h in range(4)}, value=0, width=110)
+        self.editor = pn.widgets.TextAreaInput(value=challenge.TEMPLATE["es"], height=230,
+                                               sizing_mode="stretch_width",
+                                               stylesheets=["textarea { font-family: ui-monospace, Menlo, "
+                                                            "Consolas, monospace; font-size: 14px; }"])
+        self.check_button = pn.widgets.Button(color="primary", width=180)
+        self.solution_button = pn.widgets.Button(color="light", width=180)
+        self.result = self.html_pane()
+        self.check_button.on_click(lambda _e: self.check())
+        self.solution_button.on_click(lambda _e: self.show_solution())
+        objects = [self.intro]
+        for _qid, question, choice, feedback in self.items:
+            objects += [question, choice, feedback]
+        objects += [self.challenge_intro, pn.FlexBox(self.block, self.head, gap="10px"), self.editor,
+                    pn.FlexBox(self.check_button, self.solution_button, gap="10px"), self.result]
+        self.card.objects = objects
+
+    def apply_language(self):
+        super().apply_language()
+        self.intro.object = f"<p>{esc(self.t('quiz_intro'))}</p>"
+        for i, (qid, question, choice, feedback) in enumerate(self.items):
+            question.object = f"<h3>{i + 1}. {esc(self.t(f'quiz_{qid}', T=self.view.n))}</h3>"
+            value = choice.value
+            options = next(o for q, o, _ in quiz.QUESTIONS if q == qid)
+            choice.options = {self.t(f"quiz_{qid}_{o}"): o for o in options}
+            choice.value = value
+            choice.name = self.t(f"quiz_{qid}", T=self.view.n)
+            self.answer(qid)
+        self.challenge_intro.object = (f"<h3>{esc(self.t('challenge_title'))}</h3>"
+                                       f"<p>{esc(self.t('challenge_intro'))}</p>")
+        self.block.name = self.t("challenge_block")
+        self.head.name = self.t("challenge_head")
+        self.editor.name = self.t("challenge_code")
+        if self.editor.value in challenge.TEMPLATE.values():
+            self.editor.value = challenge.TEMPLATE.get(self.lang, challenge.TEMPLATE["es"])
+        self.check_button.name = self.t("challenge_check")
+        self.solution_button.name = self.t("challenge_solution")
+
+    def answer(self, qid: str):
+        _, _, choice, feedback = next(item for item in self.items if item[0] == qid)
+        if choice.value is None:
+            feedback.object = ""
+            return
+        right = quiz.is_right(qid, choice.value)
+        n = quiz.numbers(self.view.ex)
+        lang = self.lang
+        values = {"t": n["t"], "c": num(n["c"], lang), "tc": num(n["tc"], lang), "T": n["T"],
+                  "total_c": num(n["total_c"], lang), "total_tc": num(n["total_tc"], lang),
+                  "total_ratio": num(n["total_ratio"], lang, 1), "numbers": num(n["numbers"], lang),
+                  "kib": num(n["kib"], lang), "seven_b": num(n["seven_b"], lang),
+                  "proof": sci(n["proof"], lang), "rows": n["rows"]}
+        verdict = self.t("quiz_right" if right else "quiz_wrong")
+        feedback.object = (f"<div class='{'feedback right' if right else 'feedback wrong'}' role='status' "
+                           f"data-testid='quiz-{qid}'><b>{esc(verdict)}</b> "
+                           f"{esc(self.t(f'quiz_{qid}_why', **values))}</div>")
+
+    def case(self):
+        ex = self.view.ex
+        return ex.gpt.attention_at(ex.ids, self.block.value, self.head.value)
+
+    def check(self):
+        q, K, V, out = self.case()
+        r = challenge.run(self.editor.value, q, K, V, out)
+        lang, t = self.lang, self.view.ex.t
+        where = self.t("challenge_where", t=t, block=self.block.value + 1, head=self.head.value + 1)
+        if r.ok:
+            body = f"<div class='feedback right' role='status'><b>{esc(self.t('challenge_ok', diff=sci(r.diff, lang)))}</b> {esc(where)}</div>"
+        elif r.error_type and r.problem is None:
+            line = self.t("challenge_line", line=r.line) if r.line else ""
+            body = (f"<div class='feedback wrong' role='status'>{esc(self.t('challenge_error'))} {esc(line)}"
+                    f"<pre class='code'>{esc(r.error_type)}: {esc(r.error_message)}</pre>"
+                    f"{esc(self.t('challenge_hint_' + ('loop' if r.error_type == 'TooLong' else 'error')))}</div>")
+        elif r.problem:
+            body = (f"<div class='feedback wrong' role='status'>"
+                    f"{esc(self.t('challenge_' + r.problem, shape=r.shape, expected=tuple(np.shape(out))))}</div>")
+        else:
+            body = (f"<div class='feedback wrong' role='status'>"
+                    f"{esc(self.t('challenge_diff', diff=sci(r.diff, lang)))} {esc(where)}</div>")
+        self.result.object = f"<div data-testid='challenge-result'>{body}</div>"
+
+    def show_solution(self):
+        self.editor.value = challenge.SOLUTION
+
+
+# -- 4. How much context fits -------------------------------------------------------------------------
+
+class ContextSection(Section):
+    key = "ctx"
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.intro = self.html_pane()
+        self.preset = pn.widgets.Select(options=list(calculator.PRESETS), value="7b-gqa", width=300)
+        p = calculator.PRESETS["7b-gqa"]
+        self.layers = pn.widgets.IntInput(value=p.n_layers, start=1, end=512, width=140)
+        self.kv_heads = pn.widgets.IntInput(value=p.n_kv_heads, start=1, end=512, width=140)
+        self.d_head = pn.widgets.IntInput(value=p.d_head, start=1, end=1024, width=140)
+        self.kv_bytes = pn.widgets.Select(options={"fp16 / bf16 (2)": 2.0, "fp32 (4)": 4.0, "int8 (1)": 1.0,
+                                                   "float64 (8)": 8.0}, value=p.kv_bytes, width=170)
+        self.params = pn.widgets.FloatInput(value=p.n_params / 1e9, start=0.0, end=10_000.0, step=0.5, width=160)
+        self.bits = pn.widgets.Select(options={"fp16 (16)": 16.0, "int8 (8)": 8.0, "4-bit (4.125)": 4.125,
+                                               "fp32 (32)": 32.0, "float64 (64)": 64.0}, value=p.bits, width=170)
+        self.gpu = pn.widgets.FloatInput(value=p.gpu_gib, start=0.0, end=100_000.0, step=1.0, width=140)
+        self.overhead = pn.widgets.FloatInput(value=p.overhead_gib, start=0.0, end=1000.0, step=0.5, width=140)
+        self.users = pn.widgets.IntInput(value=1, start=1, end=100_000, width=140)
+        self.result = self.html_pane()
+        self.assumptions = self.html_pane()
+        self.inputs = [self.layers, self.kv_heads, self.d_head, self.kv_bytes, self.params, self.bits,
+                       self.gpu, self.overhead, self.users]
+        self._loading = False
+        for w in self.inputs:
+            w.param.watch(lambda _e: self.render(), "value")
+        self.preset.param.watch(lambda e: self.load(e.new), "value")
+        self.card.objects = [self.intro, self.preset, pn.FlexBox(*self.inputs, gap="10px"), self.result,
+                             self.assumptions]
+
+    def apply_language(self):
+        super().apply_language()
+        self.intro.object = f"<p>{esc(self.t('ctx_intro'))}</p>"
+        value = self.preset.value
+        self.preset.options = {self.t(f"ctx_preset_{k.replace('.', '_').replace('-', '_')}"): k
+                               for k in calculator.PRESETS}
+        self.preset.value = value
+        self.preset.name = self.t("ctx_preset")
+        for w, k in zip(self.inputs, ("layers", "kv_heads", "d_head", "kv_bytes", "params", "bits", "gpu",
+                                      "overhead", "users")):
+            w.name = self.t(f"ctx_{k}")
+        self.assumptions.object = f"<p class='explain'>{esc(self.t('ctx_assumptions'))}</p>"
+        self.render()
+
+    def load(self, key: str):
+        p = calculator.PRESETS[key]
+        self._loading = True
+        try:
+            self.layers.value, self.kv_heads.value, self.d_head.value = p.n_layers, p.n_kv_heads, p.d_head
+            self.kv_bytes.value, self.params.value, self.bits.value = p.kv_bytes, p.n_params / 1e9, p.bits
+            self.gpu.value, self.overhead.value, self.users.value = p.gpu_gib, p.overhead_gib, p.users
+        finally:
+            self._loading = False
+        self.render()
+
+    def current(self) -> calculator.Preset:
+        values = [w.value for w in self.inputs]
+        if any(v is None for v in values):
+            return None
+        return calculator.Preset("custom", n_params=self.params.value * 1e9, n_layers=self.layers.value,
+                                 n_kv_heads=self.kv_heads.value, d_head=self.d_head.value,
+                                 kv_bytes=self.kv_bytes.value, bits=self.bits.value, gpu_gib=self.gpu.value,
+                                 overhead_gib=self.overhead.value, users=self.users.value)
+
+    def render(self):
+        if self._loading:
+            return
+        p, lang = self.current(), self.lang
+        if p is None:
+            self.result.object = f"<p role='status'>{esc(self.t('ctx_incomplete'))}</p>"
+            return
+        tokens = p.tokens_per_user()
+        per_token = p.bytes_per_token()
+        gib = 1024 ** 3
+        free = p.free_bytes()
+        verdict = self.t("ctx_tokens", tokens=num(tokens, lang), users=num(p.users, lang))
+        detail = self.t("ctx_detail", per_token=num(per_token / 1024, lang, 1 if per_token % 1024 else 0),
+                        weights=num(p.weights_bytes() / gib, lang, 2), free=num(max(free, 0) / gib, lang, 2),
+                        total=num(p.users * tokens, lang))
+        none = f"<p class='explain'>{esc(self.t('ctx_none'))}</p>" if tokens == 0 else ""
+        self.result.object = (f"<div class='card' role='status'><p class='big num' data-testid='ctx-tokens'>"
+                              f"{esc(verdict)}</p><p class='explain'>{esc(detail)}</p>{none}</div>")

@@ -1,0 +1,79 @@
+"""The quiz: right answers and explanations built from the page's numbers."""
+import pytest
+
+from app.main import create_view
+from app.quiz import QUESTIONS, is_right, numbers
+
+
+def test_five_questions_one_right_answer_each():
+    assert len(QUESTIONS) == 5
+    for qid, options, right in QUESTIONS:
+        assert right in options
+        assert [is_right(qid, o) for o in options].count(True) == 1
+    with pytest.raises(ValueError):
+        is_right("fixed", "nonsense")
+
+
+def test_numbers_are_the_pages(gpt):
+    from app.state import Explorer, Settings
+    ex = Explorer(gpt, Settings(seed=0))
+    ex.advance_to(30)
+    n = numbers(ex)
+    assert (n["t"], n["c"], n["tc"]) == (30, 131_072 + 256 * 30, 30 * (131_072 + 256 * 30))
+    assert (n["total_c"], n["total_tc"], n["numbers"], n["kib"]) == (8_921_088, 295_526_400, 16_384, 128)
+    assert n["seven_b"] == 16 and n["rows"] == 64 and n["proof"] < 1e-12
+
+
+@pytest.mark.parametrize("lang", ["es", "en", "pt"])
+def test_feedback_in_every_language(lang):
+    view = create_view(f"?lang={lang}&t=12")
+    quiz = next(s for s in view.sections if s.key == "quiz")
+    for qid, question, choice, feedback in quiz.items:
+        right = next(r for q, _, r in QUESTIONS if q == qid)
+        choice.value = right
+        assert "data-testid" in feedback.object and "right" in feedback.object
+        wrong = next(o for q, opts, r in QUESTIONS if q == qid for o in opts if o != r)
+        choice.value = wrong
+        assert "wrong" in feedback.object
+    ratio = quiz.items[1][3].object
+    assert "12" in ratio                                    # explained at the page's own position
+
+
+def test_challenge_through_the_view():
+    view = create_view("?lang=en&t=20")
+    quiz = next(s for s in view.sections if s.key == "quiz")
+    quiz.check()
+    assert "wrong" in quiz.result.object                    # the template returns zeros
+    quiz.show_solution()
+    quiz.head.value = 3
+    quiz.block.value = 1
+    quiz.check()
+    assert "right" in quiz.result.object and "position 20, block 2, head 4" in quiz.result.object
+    quiz.editor.value = "def attention(q, K, V):\n    return K @ V\n"
+    quiz.check()
+    assert "ValueError" in quiz.result.object and "Line 2" in quiz.result.object
+
+
+def test_context_calculator_view():
+    view = create_view("?lang=pt")
+    ctx = next(s for s in view.sections if s.key == "ctx")
+    ctx.preset.value = "13b"
+    ctx.bits.value, ctx.gpu.value = 4.125, 8.0
+    assert ">337 tokens" in ctx.result.object
+    ctx.bits.value, ctx.gpu.value = 8.0, 16.0
+    assert "3.136 tokens" in ctx.result.object
+    ctx.preset.value = "7b-gqa"
+    assert "65.378 tokens" in ctx.result.object
+    ctx.users.value = 2
+    assert "32.689 tokens" in ctx.result.object
+    ctx.gpu.value = None
+    assert "Falta" in ctx.result.object
+
+
+def test_prove_view():
+    view = create_view("?lang=es")
+    prove = next(s for s in view.sections if s.key == "prove")
+    prove.run(64)
+    assert "(4, 64, 16)" in prove.result.object and "16\u202f384" in prove.result.object
+    prove.run(65)
+    assert "IndexError" in prove.result.object and "<mark>65</mark>" in prove.code.object
