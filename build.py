@@ -1111,7 +1111,12 @@ def main(argv=None) -> int:
         print(f"build failed: {e}", file=sys.stderr)
         return 1
     if args.command == "serve":
-        server = make_server(args.out, args.port, args.csp)
+        try:
+            server = make_server(args.out, args.port, args.csp)
+        except OSError as e:
+            print(f"cannot serve on 127.0.0.1:{args.port} ({e.strerror}); try --port 0 (any free port)",
+                  file=sys.stderr)
+            return 1
         print(f"serving {args.out} at {server.url}  (Ctrl+C to stop)"
               f"{'  with CSP: ' + args.csp if args.csp else ''}", flush=True)
         if not args.no_open:
