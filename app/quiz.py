@@ -9,12 +9,12 @@ from __future__ import annotations
 from model import cost
 from model.cost import GiB
 
-QUESTIONS: list[tuple[str, tuple[str, ...], str]] = [
-    ("fixed", ("mask", "frozen", "rounded"), "mask"),
-    ("ratio", ("t", "t2", "two", "depends"), "t"),
-    ("total", ("r33", "r64", "r8", "r2080"), "r33"),
-    ("memory", ("tokens", "vocab", "fixed"), "tokens"),
-    ("pos65", ("table", "memory", "grid"), "table"),
+QUESTIONS: list[tuple[str, tuple[str, ...], str]] = [      # (id, options in the order shown, right one)
+    ("fixed", ("frozen", "mask", "rounded"), "mask"),
+    ("ratio", ("t2", "two", "t", "depends"), "t"),
+    ("total", ("r64", "r8", "r33", "r2080"), "r33"),
+    ("memory", ("vocab", "tokens", "fixed"), "tokens"),
+    ("pos65", ("memory", "grid", "table"), "table"),
 ]
 
 

@@ -210,7 +210,8 @@ class QuizSection(Section):
         self.items = []
         for qid, options, _right in quiz.QUESTIONS:
             question = self.html_pane()
-            choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, value=None, inline=False)
+            choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, inline=False)
+            choice.value = None                       # nothing chosen until the reader chooses
             feedback = self.html_pane()
             choice.param.watch(lambda e, q=qid: self.answer(q), "value")
             self.items.append((qid, question, choice, feedback))

@@ -14,6 +14,14 @@ def test_five_questions_one_right_answer_each():
         is_right("fixed", "nonsense")
 
 
+def test_nothing_is_answered_until_the_reader_answers():
+    view = create_view("?lang=es")
+    quiz = next(s for s in view.sections if s.key == "quiz")
+    for qid, question, choice, feedback in quiz.items:
+        assert choice.value is None and feedback.object == ""
+    assert [opts.index(right) for _, opts, right in QUESTIONS] != [0] * 5   # the right one is not always first
+
+
 def test_numbers_are_the_pages(gpt):
     from app.state import Explorer, Settings
     ex = Explorer(gpt, Settings(seed=0))
