@@ -481,9 +481,17 @@ from panel.io.resources import Resources, bundle_resources
 from panel.io.state import set_curdoc, state
 from app.main import create_app
 
+try:  # the languages the app declares (app/i18n.py), else Spanish and English
+    from app.i18n import LANGS
+except ImportError:
+    LANGS = ("es", "en")
+try:
+    from app.i18n import DEFAULT_LANG
+except ImportError:
+    DEFAULT_LANG = LANGS[0]
 out = {"pyodide_version": PYODIDE_VERSION.lstrip("v"), "panel_version": panel.__version__,
-       "bokeh_version": bokeh.__version__, "docs": {}, "js": [], "css": []}
-for lang in ("es", "en"):
+       "bokeh_version": bokeh.__version__, "docs": {}, "js": [], "css": [], "default_lang": DEFAULT_LANG}
+for lang in LANGS:
     doc = Document()
     doc._session_context = lambda: MockSessionContext(document=doc)
     with set_curdoc(doc):
@@ -856,7 +864,7 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
     config = {
         "pyodide": pyodide_js, "indexURL": index_url, "stdlib": stdlib_url, "lock": lock_url,
         "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url, "lazy": lazy_url,
-        "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": "es",
+        "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": pre["default_lang"],
     }
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     html = (html.replace("{{CONFIG}}", json.dumps(config, indent=1).replace("</", "<\\/"))

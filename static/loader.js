@@ -19,9 +19,10 @@
   const cfg = JSON.parse(document.getElementById("kv-config").textContent);
   const abs = (u) => new URL(u, document.baseURI).href;
   const params = new URLSearchParams(location.search);
-  const lang = (params.get("lang") || cfg.defaultLang || "es").toLowerCase().startsWith("en") ? "en" : "es";
+  const asked = (params.get("lang") || "").toLowerCase().slice(0, 2);
+  const lang = asked in cfg.snapshots ? asked : cfg.defaultLang in cfg.snapshots ? cfg.defaultLang : "es";
 
-  const TEXT = {
+  const SHELL_TEXT = {
     es: {
       runtime: "Descargando Python (Pyodide)",
       packages: "Instalando NumPy, Panel y Bokeh",
@@ -46,7 +47,20 @@
       snapshot: "Preview: it becomes interactive when loading finishes.",
       title: "The key-value cache",
     },
-  }[lang];
+    pt: {
+      runtime: "Baixando o Python (Pyodide)",
+      packages: "Instalando NumPy, Panel e Bokeh",
+      app: "Carregando o modelo e o aplicativo",
+      ready: "Pronto",
+      failed: "Não foi possível carregar a página interativa.",
+      files: "Arquivos que falharam:",
+      hint: "Verifique a conexão e tente novamente.",
+      retry: "Tentar novamente",
+      snapshot: "Pré-visualização: fica interativa quando o carregamento terminar.",
+      title: "O cache de chaves e valores",
+    },
+  };
+  const TEXT = SHELL_TEXT[lang] || SHELL_TEXT.en;
 
   // Share of the bar and expected duration (ms) of each stage.
   const STAGES = { runtime: [0, 0.45, 2500], packages: [0.45, 0.6, 800], app: [0.6, 1, 2200] };
