@@ -90,6 +90,7 @@ class ExplorableView:
         self._build_bars()
         self._build_clock()
         self._build_layout()
+        self._forget_drawing()
         self.apply_language()
         self.refresh()
 
@@ -283,6 +284,7 @@ class ExplorableView:
         if lang not in i18n.LANGS or lang == self.lang:
             return
         self.lang = self.url.lang = lang
+        self._forget_drawing()
         self.apply_language()
         self.refresh()
 
@@ -324,14 +326,12 @@ class ExplorableView:
     def reset(self):
         self.set_playing(False)
         self.ex.reset()
-        self.clock.data = {"pos": [], "cached_ms": [], "full_ms": []}
         self.refresh()
         self.a11y.message = self.t("live_reset", t=self.ex.t, n=self.n)
 
     def reconfigure(self):
         self.set_playing(False)
         self.ex.configure(seed=self.seed.value, top_p=self.top_p.value)
-        self.clock.data = {"pos": [], "cached_ms": [], "full_ms": []}
         self.refresh()
 
     def set_mode(self, mode: str):
@@ -406,43 +406,84 @@ class ExplorableView:
         self.text.object = (f"<p><span class='tpos'>{self.t('position', t=self.ex.t, n=self.n)}</span></p>"
                             f"<div class='text' lang='es'>{''.join(spans)}</div>")
 
+    # The figures are patched: only the cells, bars and points that changed since
+    # the last drawing are sent. `self._drawn` remembers what the browser has.
+
+    def _forget_drawing(self):
+        """Everything is sent again at the next refresh (new text, new language, first draw)."""
+        self._drawn = {"ids": [], "cells": {}, "bars_t": None, "clock": []}
+
+    def _cell(self, i: int, p: int, states, vecs) -> tuple:
+        """What cell (row i, position p) shows: (state, hover row, token, values) as sent."""
+        ex = self.ex
+        block, kind = ROWS[i]
+        st = int(states[p])
+        state_text = self.t({FUTURE: "cell_future", READ: "cell_read", COMPUTED: "cell_computed"}[st])
+        if p < ex.t:
+            v = vecs[i][p]
+            values = self.t("cell_values", n=v.size, lo=f"{v.min():.2f}", hi=f"{v.max():.2f}")
+            tok = show_token(ex.gpt.tokenizer.vocab[ex.ids[p]])
+        else:
+            values = tok = ""
+        return (st, self.t("row_" + kind, l=block + 1), tok, state_text, values)
+
     def _render_grid(self):
         ex, n, d = self.ex, self.n, self.ex.cfg.d_model
+        drawn = self._drawn
+        same_text = drawn["ids"] == ex.ids[:len(drawn["ids"])]
+        known = len(drawn["ids"]) if same_text else 0
+        # the numbers: a stored column never changes, so only new columns are sent
+        if known == 0:
+            images = []
+            for block, kind in ROWS:
+                img = np.full((d, n), np.nan, dtype=np.float32)
+                img[:, :ex.t] = ex.vectors(block, kind).T / ex.kv_scale[block, kind]   # (d, t)
+                images.append(img)
+            self.grid_images.data["image"] = images
+        elif ex.t > known:
+            self.grid_images.patch({"image": [
+                ((i, slice(0, d), slice(known, ex.t)),
+                 (ex.vectors(block, kind)[known:].T / ex.kv_scale[block, kind]).astype(np.float32).ravel())
+                for i, (block, kind) in enumerate(ROWS)]})
+        drawn["ids"] = list(ex.ids)
+        # the cells' states: only the columns whose state or contents changed
         states = ex.cell_states()
-        images = []
-        for block, kind in ROWS:
-            img = np.full((d, n), np.nan, dtype=np.float32)
-            img[:, :ex.t] = ex.vectors(block, kind).T / ex.kv_scale[block, kind]   # (d, t)
-            images.append(img)
-        self.grid_images.data["image"] = images
-        state_text = {FUTURE: self.t("cell_future"), READ: self.t("cell_read"), COMPUTED: self.t("cell_computed")}
-        toks = ex.tokens()
-        cells = {k: [] for k in ("row", "tok", "state", "values", "line", "width", "hatch", "alpha")}
-        for i, (block, kind) in enumerate(ROWS):
-            label = self.t("row_" + kind, l=block + 1)
-            vecs = ex.vectors(block, kind)
-            for p in range(n):
-                st = states[p]
-                cells["row"].append(label)
-                cells["tok"].append(show_token(toks[p]) if p < ex.t else "")
-                cells["state"].append(state_text[st])
-                cells["values"].append(self.t("cell_values", n=d, lo=f"{vecs[p].min():.2f}",
-                                              hi=f"{vecs[p].max():.2f}") if p < ex.t else "")
-                cells["line"].append(INK if st == COMPUTED else ("#9a9a9a" if st == READ else "#cccccc"))
-                cells["width"].append(2.2 if st == COMPUTED else 0.5)
-                cells["hatch"].append("/" if st == FUTURE else " ")
-                cells["alpha"].append(0.35 if st == FUTURE else 0.0)
-        self.grid_cells.data.update(cells)
+        vecs = [ex.vectors(block, kind) for block, kind in ROWS]
+        style = {FUTURE: ("#cccccc", 0.5, "/", 0.35), READ: ("#9a9a9a", 0.5, " ", 0.0),
+                 COMPUTED: (INK, 2.2, " ", 0.0)}
+        everything = not drawn["cells"] or not same_text
+        patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width", "hatch", "alpha")}
+        for p in range(n):
+            if not everything and drawn["cells"][0, p][0] == states[p] and (p < known or states[p] == FUTURE):
+                continue                               # same token, same numbers, same state
+            for i in range(len(ROWS)):
+                cell = self._cell(i, p, states, vecs)
+                if drawn["cells"].get((i, p)) == cell:
+                    continue
+                drawn["cells"][i, p] = cell
+                line, width, hatch, alpha = style[cell[0]]
+                for col, value in (("row", cell[1]), ("tok", cell[2]), ("state", cell[3]), ("values", cell[4]),
+                                   ("line", line), ("width", width), ("hatch", hatch), ("alpha", alpha)):
+                    patch[col].append((i * n + p, value))
+        if patch["state"]:
+            self.grid_cells.patch(patch)
         computed = np.flatnonzero(states == COMPUTED) + 1
-        self.grid_marks.data = {"x": list(computed), "y": [len(ROWS) * BAND + 0.15] * len(computed)}
+        marks = {"x": list(computed), "y": [len(ROWS) * BAND + 0.15] * len(computed)}
+        if marks["x"] != list(self.grid_marks.data["x"]):
+            self.grid_marks.data = marks
 
     def _render_bars(self):
-        ex, n, lang = self.ex, self.n, self.lang
-        t = ex.t
-        shown = np.arange(1, n + 1) <= t
-        self.bars.data.update({
-            "c": np.where(shown, ex.cost_cached, 0) / 1e6, "tc": np.where(shown, ex.cost_full, 0) / 1e6,
-            "c_text": [num(c, lang) for c in ex.cost_cached], "tc_text": [num(c, lang) for c in ex.cost_full]})
+        ex = self.ex
+        t, last = ex.t, self._drawn["bars_t"]
+        if last is None or t < last:                   # first drawing or a new text: all bars
+            shown = np.arange(1, self.n + 1) <= t
+            self.bars.data.update({"c": np.where(shown, ex.cost_cached, 0) / 1e6,
+                                   "tc": np.where(shown, ex.cost_full, 0) / 1e6})
+        elif t > last:                                 # new positions: their bars only
+            idx = range(last, t)
+            self.bars.patch({"c": [(i, ex.cost_cached[i] / 1e6) for i in idx],
+                             "tc": [(i, ex.cost_full[i] / 1e6) for i in idx]})
+        self._drawn["bars_t"] = t
         cached_on = ex.mode == CACHE
         self.bar_cached.glyph.fill_alpha = 1.0 if cached_on else 0.45
         self.bar_cached.glyph.line_width = 1.5 if cached_on else 0.5
@@ -501,8 +542,15 @@ class ExplorableView:
         self.clock_text.object = (f"<h2>{html.escape(self.t('clock_heading'))}</h2><div class='card'>"
                                   f"<h3>{html.escape(self.t('clock_last'))}</h3>{body}</div>")
         pos = sorted(p for p, mm in ex.measures.items() if mm.cached_s is not None)
-        self.clock.data = {"pos": pos, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in pos],
-                           "full_ms": [ex.measures[p].full_s * 1e3 for p in pos]}
+        drawn = self._drawn["clock"]
+        if pos[:len(drawn)] != drawn or len(self.clock.data["pos"]) != len(drawn):   # new text or redraw
+            self.clock.data = {"pos": [], "cached_ms": [], "full_ms": []}
+            drawn = []
+        new = pos[len(drawn):]
+        if new:
+            self.clock.stream({"pos": new, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in new],
+                               "full_ms": [ex.measures[p].full_s * 1e3 for p in new]})
+        self._drawn["clock"] = pos
         proof = m.proof
         text = (self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none"))
         self.proof.object = (f"<h2>{html.escape(self.t('proof_heading'))}</h2>"

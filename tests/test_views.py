@@ -1,0 +1,57 @@
+"""The views patch only what changed; after any sequence of actions, what the
+browser has (the data sources) is exactly what the state says."""
+import numpy as np
+import pytest
+
+from app.main import create_view
+from app.views import ROWS
+
+
+def assert_in_sync(v):
+    ex, n = v.ex, v.n
+    states = ex.cell_states()
+    vecs = [ex.vectors(b, k) for b, k in ROWS]
+    cells = v.grid_cells.data
+    for i in range(len(ROWS)):
+        for p in range(n):
+            cell = v._cell(i, p, states, vecs)
+            assert (cells["state"][i * n + p], cells["tok"][i * n + p], cells["values"][i * n + p]) == \
+                (cell[3], cell[2], cell[4]), (i, p)
+    for i, (block, kind) in enumerate(ROWS):
+        img = v.grid_images.data["image"][i]
+        assert np.allclose(img[:, :ex.t], ex.vectors(block, kind).T / ex.kv_scale[block, kind], atol=1e-6)
+        assert np.isnan(img[:, ex.t:]).all()
+    assert np.array_equal(np.round(v.bars.data["c"][:ex.t] * 1e6), ex.cost_cached[:ex.t])
+    assert np.array_equal(np.round(v.bars.data["tc"][:ex.t] * 1e6), ex.cost_full[:ex.t])
+    assert not np.any(v.bars.data["c"][ex.t:])
+    measured = sorted(p for p, m in ex.measures.items() if m.cached_s is not None)
+    assert list(v.clock.data["pos"]) == measured
+    assert list(v.grid_marks.data["x"]) == list(np.flatnonzero(states == 2) + 1)
+
+
+@pytest.mark.parametrize("actions", [
+    ["step"] * 5,
+    ["step", "toggle", "step", "step", "toggle", "step"],
+    ["step"] * 3 + ["reset", "step"],
+    ["toggle", "reset", "step", "toggle"],
+])
+def test_patched_views_match_the_state(actions):
+    v = create_view("?t=40")
+    assert_in_sync(v)
+    for a in actions:
+        v.do(a)
+        assert_in_sync(v)
+
+
+def test_in_sync_through_the_error_and_a_new_language():
+    v = create_view("?t=63&lang=en")
+    v.do("step")
+    v.do("step")                               # position 65: the error
+    assert v.ex.error is not None and v.error.visible
+    assert_in_sync(v)
+    v.set_language("pt")
+    assert_in_sync(v)
+    assert v.step_button.name == "Avançar"
+    v.do("reset")
+    assert not v.error.visible
+    assert_in_sync(v)
