@@ -68,7 +68,7 @@ def test_windows_cover_each_prediction_once():
     assert w.shape == (3, 65) and w[1, 0] == 64 and w[2, -1] == 192
 
 
-SMALL = TrainConfig(steps=40, batch=4, warmup=5, lr=3e-3, min_lr=3e-4)
+SMALL = TrainConfig(steps=60, batch=4, warmup=5, lr=3e-3, min_lr=3e-4, weight_decay=0.1)
 
 
 def test_loss_falls_and_same_seed_same_result(corpus_text):
@@ -76,7 +76,8 @@ def test_loss_falls_and_same_seed_same_result(corpus_text):
     cfg = Config()
     a = train(text, None, SMALL, cfg, log=lambda *_: None)
     h = a["history"]
-    assert np.mean(h[-10:]) < np.mean(h[:5]) - 0.8       # from ~6.2 (log 512) down
+    assert np.mean(h[:5]) > 6.0                         # log 512 = 6.24: guessing
+    assert np.mean(h[-10:]) < np.mean(h[:5]) - 0.6       # it learns
     b = train(text, None, SMALL, cfg, log=lambda *_: None)
     assert a["tokenizer"].merges == b["tokenizer"].merges
     assert all(np.array_equal(a["params"][k], b["params"][k]) for k in a["params"])
@@ -91,7 +92,8 @@ def test_cli_writes_a_loadable_checkpoint(corpus_text, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["n_params"] == 136_448 and "held_out_loss" in metrics
     gpt = MiniGPT.load(out / "minigpt.npz", out / "tokenizer.json")
-    assert gpt.forward(gpt.tokenizer.encode("La Nela")).shape == (2, 512)
+    ids = gpt.tokenizer.encode("La Nela")
+    assert gpt.forward(ids).shape == (len(ids), 512)
 
 
 def test_cli_says_where_the_corpus_is_missing(tmp_path):
