@@ -13,6 +13,7 @@ import html
 import panel as pn
 
 from model import CheckpointError, MiniGPT
+from model.threads import one_blas_thread
 
 from .i18n import tr
 from .state import Explorer, Settings
@@ -26,6 +27,7 @@ def load_model():
     """The committed checkpoint, loaded once per process (sessions share it read-only)."""
     global _MODEL
     if _MODEL is None:
+        one_blas_thread()                # under `panel serve`; nothing to do in the browser
         _MODEL = MiniGPT.load()
     return _MODEL
 

@@ -121,6 +121,8 @@ def main(argv=None) -> int:
     ap.add_argument("--min-seconds", type=float, default=0.02, help="shortest timing round")
     args = ap.parse_args(argv)
     from .gpt import MiniGPT
+    from .threads import one_blas_thread
+    one_blas_thread()
     gpt = MiniGPT.load()
     rows, by_row = table(gpt, min_seconds=args.min_seconds)
     print(f"mini-GPT, {gpt.n_params():,} parameters; Python {platform.python_version()}, "

@@ -23,6 +23,7 @@ import numpy as np
 
 from .checkpoint import METRICS, TOKENIZER, WEIGHTS, save_weights
 from .gpt import Config, MiniGPT, init_params
+from .threads import one_blas_thread
 from .tokenizer import Tokenizer
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "marianela.txt"
@@ -313,6 +314,7 @@ def main(argv=None) -> int:
         print(f"corpus not found: {args.corpus}. Pass --corpus PATH (the course's shared/corpus/marianela.txt).",
               file=sys.stderr)
         return 2
+    one_blas_thread()            # same bits on any machine with this NumPy; the matrices are small
     tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, min_lr=args.lr / 10, seed=args.seed)
     train(args.corpus.read_text(encoding="utf-8"), args.out, tc)
     return 0
