@@ -73,18 +73,20 @@ class LabSection(Section):
         f.add_tools(self.hover)
         self.fig = f
         self.explain = self.html_pane()
+        self.plot_heading = self.html_pane(visible=False)
+        self.plot = pn.pane.Bokeh(f, sizing_mode="stretch_width", visible=False)
         self.run_button.on_click(self.run)
         self.cancel_button.on_click(lambda _e: self.lab and self.lab.cancel())
         self.card.objects = [self.intro, pn.FlexBox(self.run_button, self.cancel_button, self.progress,
                                                     align_items="center", gap="10px"),
-                             self.status, self.table, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.explain]
+                             self.status, self.table, self.plot_heading, self.plot, self.explain]
 
     def apply_language(self):
         super().apply_language()
         self.intro.object = f"<p>{esc(self.t('lab_intro'))}</p>"
         self.run_button.name = self.t("lab_run")
         self.cancel_button.name = self.t("lab_cancel")
-        self.fig.title.text = self.t("lab_plot_title")
+        self.plot_heading.object = f"<h3>{esc(self.t('lab_plot_title'))}</h3>"
         self.fig.xaxis.axis_label = self.t("grid_x")
         self.fig.yaxis.axis_label = self.t("clock_plot_y")
         self.hover.tooltips = [(self.t("grid_x"), "@t"), (self.t("with_cache") + " (ms)", "@cached_ms{0.000}"),
@@ -140,6 +142,7 @@ class LabSection(Section):
                              f"<tbody>{body}</tbody></table>{extra}")
         self.source.data = {"t": [r["t"] for r in rows], "cached_ms": [r["cached_s"] * 1e3 for r in rows],
                             "full_ms": [r["full_s"] * 1e3 for r in rows]}
+        self.plot.visible = self.plot_heading.visible = bool(rows)
 
 
 # -- 2. Prove it ------------------------------------------------------------------------------------

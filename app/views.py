@@ -131,6 +131,9 @@ class ExplorableView:
         self.clock_text = self._html()
         self.proof = self._html()
         self.grid_note = self._html()
+        self.grid_heading = self._html()
+        self.bars_heading = self._html()
+        self.clock_heading = self._html(visible=False)
         self.table = self._html()
 
     def _build_grid(self):
@@ -156,7 +159,7 @@ class ExplorableView:
                     cells[key].append(value)
         self.grid_cells = ColumnDataSource(cells)
         self.grid_marks = ColumnDataSource({"x": [], "y": []})
-        f = figure(height=250, sizing_mode="stretch_width", x_range=Range1d(0.5, n + 0.5),
+        f = figure(height=230, sizing_mode="stretch_width", x_range=Range1d(0.5, n + 0.5),
                    y_range=Range1d(-0.2, len(ROWS) * BAND + 0.35), toolbar_location=None,
                    tools="", min_border_left=10)
         f.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.grid_images,
@@ -218,7 +221,7 @@ class ExplorableView:
         self.clock_hover = HoverTool(renderers=[self.clock_full, self.clock_cached], tooltips="")
         f.add_tools(self.clock_hover)
         self.clock_fig = f
-        self.clock_pane = pn.pane.Bokeh(f, sizing_mode="stretch_width")
+        self.clock_pane = pn.pane.Bokeh(f, sizing_mode="stretch_width", visible=False)
 
     def _build_layout(self):
         controls = pn.FlexBox(self.step_button, self.play_button, self.reset_button, self.mode_switch,
@@ -232,8 +235,8 @@ class ExplorableView:
         self.more_heading = self._html()
         self.layout = pn.Column(
             self.header, self.notices, self.text, controls, self.error,
-            self.grid_pane, self.grid_note, self.bars_pane, self.readouts,
-            self.clock_text, self.clock_pane, self.proof, self.advanced, self.table_card,
+            self.grid_heading, self.grid_pane, self.grid_note, self.bars_heading, self.bars_pane, self.readouts,
+            self.clock_text, self.clock_heading, self.clock_pane, self.proof, self.advanced, self.table_card,
             self.more_heading, *[section.card for section in self.sections],
             sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 
@@ -258,17 +261,18 @@ class ExplorableView:
         self.header.object = (f"<h1>{html.escape(t('title'))}</h1><p>{html.escape(t('intro'))}</p>"
                               if not self.url.embed else "")
         self.header.visible = not self.url.embed
-        self.grid_fig.title.text = t("grid_title")
+        # figure titles are HTML headings: they wrap on a phone, and screen readers find them
+        self.grid_heading.object = f"<h2>{html.escape(t('grid_title'))}</h2>"
         self.grid_fig.xaxis.axis_label = t("grid_x")
         self.grid_fig.yaxis.major_label_overrides = {
             self._band_y(i): t("row_" + kind, l=block + 1) for i, (block, kind) in enumerate(ROWS)}
         self.grid_note.object = f"<p class='legend-inline'>{html.escape(t('grid_note'))}</p>"
-        self.bars_fig.title.text = t("bars_title")
+        self.bars_heading.object = f"<h2>{html.escape(t('bars_title'))}</h2>"
         self.bars_fig.yaxis.axis_label = t("bars_y")
         self.bar_legend[0].label = value(t("bars_cached"))
         self.bar_legend[1].label = value(t("bars_full"))
         self.bars_fig.xaxis.axis_label = t("grid_x")
-        self.clock_fig.title.text = t("clock_plot_title")
+        self.clock_heading.object = f"<h3>{html.escape(t('clock_plot_title'))}</h3>"
         self.clock_fig.yaxis.axis_label = t("clock_plot_y")
         self.clock_fig.xaxis.axis_label = t("grid_x")
         self.bar_hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache"), "@c_text"),
@@ -527,7 +531,8 @@ class ExplorableView:
         m = ex.clock()
         t = ex.t
         if m.cached_s is None:
-            body = f"<p class='explain'>{html.escape(self.t('clock_none'))}</p>"
+            none = "proof_none" if t <= ex.n_prompt else "clock_none"
+            body = f"<p class='explain'>{html.escape(self.t(none))}</p>"
         else:
             ratio = m.full_s / m.cached_s
             body = (f"<div class='row'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
@@ -551,6 +556,7 @@ class ExplorableView:
             self.clock.stream({"pos": new, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in new],
                                "full_ms": [ex.measures[p].full_s * 1e3 for p in new]})
         self._drawn["clock"] = pos
+        self.clock_pane.visible = self.clock_heading.visible = bool(pos)   # no empty plot
         proof = m.proof
         text = (self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none"))
         self.proof.object = (f"<h2>{html.escape(self.t('proof_heading'))}</h2>"
