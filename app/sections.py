@@ -23,13 +23,25 @@ def esc(s) -> str:
 
 
 class Section:
-    """A collapsible card with its own widgets; `apply_language()` sets every label."""
+    """A collapsible card whose widgets are built the first time it opens (the page
+    starts faster and lighter); `apply_language()` sets every label."""
 
     key = ""
 
     def __init__(self, view):
         self.view = view                     # the ExplorableView: its explorer, language, stylesheet
         self.card = pn.Card(collapsed=True, sizing_mode="stretch_width", margin=(6, 0))
+        self.built = False
+        self.card.param.watch(lambda e: e.new or self.ensure_built(), "collapsed")
+
+    def ensure_built(self):
+        if not self.built:
+            self.built = True
+            self.build()
+            self.apply_language()
+
+    def build(self):
+        raise NotImplementedError
 
     @property
     def lang(self) -> str:
@@ -43,6 +55,11 @@ class Section:
 
     def apply_language(self):
         self.card.title = self.t(f"{self.key}_title")
+        if self.built:
+            self.label()
+
+    def label(self):
+        """Every label of the built widgets, in the current language."""
 
 
 # -- 1. Your milliseconds -------------------------------------------------------------------------
@@ -50,8 +67,7 @@ class Section:
 class LabSection(Section):
     key = "lab"
 
-    def __init__(self, view):
-        super().__init__(view)
+    def build(self):
         self.lab: TimingLab | None = None
         self.intro = self.html_pane()
         self.run_button = pn.widgets.Button(color="primary", width=220)
@@ -81,8 +97,7 @@ class LabSection(Section):
                                                     align_items="center", gap="10px"),
                              self.status, self.table, self.plot_heading, self.plot, self.explain]
 
-    def apply_language(self):
-        super().apply_language()
+    def label(self):
         self.intro.object = f"<p>{esc(self.t('lab_intro'))}</p>"
         self.run_button.name = self.t("lab_run")
         self.cancel_button.name = self.t("lab_cancel")
@@ -150,8 +165,7 @@ class LabSection(Section):
 class ProveSection(Section):
     key = "prove"
 
-    def __init__(self, view):
-        super().__init__(view)
+    def build(self):
         self.limit = 64
         self.intro = self.html_pane()
         self.code = self.html_pane()
@@ -164,8 +178,7 @@ class ProveSection(Section):
                              self.result]
         self.outcome = None
 
-    def apply_language(self):
-        super().apply_language()
+    def label(self):
         self.intro.object = f"<p>{esc(self.t('prove_intro'))}</p>"
         self.run_button.name = self.t("prove_run")
         self.to65_button.name = self.t("prove_65")
@@ -207,8 +220,7 @@ class ProveSection(Section):
 class QuizSection(Section):
     key = "quiz"
 
-    def __init__(self, view):
-        super().__init__(view)
+    def build(self):
         self.intro = self.html_pane()
         self.items = []
         for qid, options, _right in quiz.QUESTIONS:
@@ -237,8 +249,7 @@ class QuizSection(Section):
                     pn.FlexBox(self.check_button, self.solution_button, gap="10px"), self.result]
         self.card.objects = objects
 
-    def apply_language(self):
-        super().apply_language()
+    def label(self):
         self.intro.object = f"<p>{esc(self.t('quiz_intro'))}</p>"
         for i, (qid, question, choice, feedback) in enumerate(self.items):
             question.object = f"<h3>{i + 1}. {esc(self.t(f'quiz_{qid}', T=self.view.n))}</h3>"
@@ -309,8 +320,7 @@ class QuizSection(Section):
 class ContextSection(Section):
     key = "ctx"
 
-    def __init__(self, view):
-        super().__init__(view)
+    def build(self):
         self.intro = self.html_pane()
         self.preset = pn.widgets.Select(options=list(calculator.PRESETS), value="7b-gqa", width=300)
         p = calculator.PRESETS["7b-gqa"]
@@ -336,8 +346,7 @@ class ContextSection(Section):
         self.card.objects = [self.intro, self.preset, pn.FlexBox(*self.inputs, gap="10px"), self.result,
                              self.assumptions]
 
-    def apply_language(self):
-        super().apply_language()
+    def label(self):
         self.intro.object = f"<p>{esc(self.t('ctx_intro'))}</p>"
         value = self.preset.value
         self.preset.options = {self.t(f"ctx_preset_{k.replace('.', '_').replace('-', '_')}"): k

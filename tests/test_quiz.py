@@ -14,9 +14,19 @@ def test_five_questions_one_right_answer_each():
         is_right("fixed", "nonsense")
 
 
+def test_sections_are_built_when_first_opened():
+    view = create_view("?lang=es")
+    assert not any(s.built for s in view.sections) and all(s.card.objects == [] for s in view.sections)
+    view.sections[3].card.collapsed = False
+    assert view.sections[3].built and "65\u202f378 tokens" in view.sections[3].result.object
+    view.set_language("en")
+    assert "65,378 tokens" in view.sections[3].result.object and not view.sections[0].built
+
+
 def test_nothing_is_answered_until_the_reader_answers():
     view = create_view("?lang=es")
     quiz = next(s for s in view.sections if s.key == "quiz")
+    quiz.ensure_built()
     for qid, question, choice, feedback in quiz.items:
         assert choice.value is None and feedback.object == ""
     assert [opts.index(right) for _, opts, right in QUESTIONS] != [0] * 5   # the right one is not always first
@@ -36,6 +46,7 @@ def test_numbers_are_the_pages(gpt):
 def test_feedback_in_every_language(lang):
     view = create_view(f"?lang={lang}&t=12")
     quiz = next(s for s in view.sections if s.key == "quiz")
+    quiz.ensure_built()
     for qid, question, choice, feedback in quiz.items:
         right = next(r for q, _, r in QUESTIONS if q == qid)
         choice.value = right
@@ -50,6 +61,7 @@ def test_feedback_in_every_language(lang):
 def test_challenge_through_the_view():
     view = create_view("?lang=en&t=20")
     quiz = next(s for s in view.sections if s.key == "quiz")
+    quiz.ensure_built()
     quiz.check()
     assert "wrong" in quiz.result.object                    # the template returns zeros
     quiz.show_solution()
@@ -65,6 +77,7 @@ def test_challenge_through_the_view():
 def test_context_calculator_view():
     view = create_view("?lang=pt")
     ctx = next(s for s in view.sections if s.key == "ctx")
+    ctx.ensure_built()
     ctx.preset.value = "13b"
     ctx.bits.value, ctx.gpu.value = 4.125, 8.0
     assert ">337 tokens" in ctx.result.object
@@ -81,6 +94,7 @@ def test_context_calculator_view():
 def test_prove_view():
     view = create_view("?lang=es")
     prove = next(s for s in view.sections if s.key == "prove")
+    prove.ensure_built()
     prove.run(64)
     assert "(4, 64, 16)" in prove.result.object and "16\u202f384" in prove.result.object
     prove.run(65)
