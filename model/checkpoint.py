@@ -1,4 +1,9 @@
-"""Saving and loading the mini-GPT: weights (.npz, float64), tokenizer (.json), metrics (.json).
+"""Saving and loading the mini-GPT: weights (.npz), tokenizer (.json), metrics (.json).
+
+The model computes in float64 and its 136,448 parameters are float64 in memory.
+Each of them is a float32 number (training ends by rounding them, and measures
+the loss after that), so the file stores them as float32: half the bytes the
+reader's browser downloads, and the same numbers everywhere.
 
 Loading checks everything a reader could trip on and says which file and what is
 wrong: missing file, not a valid archive, missing or extra parameters, wrong
@@ -25,8 +30,19 @@ class CheckpointError(RuntimeError):
     """A checkpoint or tokenizer file is missing or unusable."""
 
 
+def stored_precision(params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The parameters rounded to float32 numbers, held in float64: what a checkpoint keeps."""
+    return {name: np.asarray(a, dtype=np.float32).astype(np.float64) for name, a in params.items()}
+
+
 def save_weights(path, params: dict[str, np.ndarray], config: Config) -> None:
-    arrays = {name: np.asarray(a, dtype=np.float64) for name, a in params.items()}
+    """Store float32-representable parameters as float32 (ValueError for any other number)."""
+    arrays = {}
+    for name, a in params.items():
+        a32 = np.asarray(a, dtype=np.float32)
+        if not np.array_equal(a32.astype(np.float64), np.asarray(a, dtype=np.float64), equal_nan=True):
+            raise ValueError(f"{name} is not made of float32 numbers: round it with stored_precision() first")
+        arrays[name] = a32
     arrays["__config__"] = np.array(json.dumps(config.to_dict()))
     with open(path, "wb") as f:
         np.savez(f, **arrays)
@@ -53,11 +69,11 @@ def load_weights(path) -> tuple[dict[str, np.ndarray], Config]:
         raise CheckpointError(f"checkpoint {path} does not match the model: missing {missing}, unexpected {extra}. {how}")
     for name, shape in expected.items():
         a = arrays[name]
-        if a.shape != shape or a.dtype != np.float64:
-            raise CheckpointError(f"checkpoint {path}: {name} is {a.dtype}{a.shape}, expected float64{shape}. {how}")
+        if a.shape != shape or a.dtype != np.float32:
+            raise CheckpointError(f"checkpoint {path}: {name} is {a.dtype}{a.shape}, expected float32{shape}. {how}")
         if not np.all(np.isfinite(a)):
             raise CheckpointError(f"checkpoint {path}: {name} has NaN or infinite values. {how}")
-    return arrays, config
+    return {name: a.astype(np.float64) for name, a in arrays.items()}, config
 
 
 def load_tokenizer(path=None) -> Tokenizer:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import METRICS, TOKENIZER, WEIGHTS, save_weights
+from .checkpoint import METRICS, TOKENIZER, WEIGHTS, save_weights, stored_precision
 from .gpt import Config, MiniGPT, init_params
 from .threads import one_blas_thread
 from .tokenizer import Tokenizer
@@ -266,6 +266,7 @@ def train(text: str, out_dir: Path | None = None, tc: TrainConfig = TrainConfig(
                 f"{time.perf_counter() - t0:.0f} s")
     seconds = time.perf_counter() - t0
 
+    params = stored_precision(params)            # what the checkpoint keeps; the losses are of these
     held_loss = evaluate(params, cfg, held_ids)
     train_loss = evaluate(params, cfg, train_ids)
     gpt = MiniGPT(params, cfg, tok)

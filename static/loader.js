@@ -330,7 +330,7 @@
 
   let domReady = false;
   document.addEventListener("DOMContentLoaded", () => {
-    // es-module-shims (loaded for Panel) dispatches a second, synthetic DOMContentLoaded.
+    // Guard: es-module-shims, if a page loads it, dispatches a second, synthetic DOMContentLoaded.
     if (domReady) return;
     domReady = true;
     document.documentElement.lang = lang;

@@ -59,3 +59,19 @@ def test_round_trip(tmp_path, gpt):
     shutil.copy(TOKENIZER, tmp_path / "t.json")
     again = MiniGPT.load(tmp_path / "w.npz", tmp_path / "t.json")
     assert all(np.array_equal(again.params[k], gpt.params[k]) for k in gpt.params)
+
+
+def test_stored_as_float32_computed_in_float64(tmp_path, gpt):
+    with np.load(WEIGHTS) as npz:
+        assert all(npz[k].dtype == np.float32 for k in npz.files if k != "__config__")
+    assert all(p.dtype == np.float64 for p in gpt.params.values())
+    assert WEIGHTS.stat().st_size < 600_000                    # half of 136,448 x 8 bytes, and a little
+
+
+def test_saving_refuses_numbers_a_checkpoint_cannot_keep(tmp_path, gpt):
+    from model.checkpoint import stored_precision
+    params = {k: v.copy() for k, v in gpt.params.items()}
+    params["wte"][0, 0] += 1e-12                               # not a float32 number any more
+    with pytest.raises(ValueError, match="wte is not made of float32 numbers"):
+        save_weights(tmp_path / "x.npz", params, gpt.config)
+    save_weights(tmp_path / "x.npz", stored_precision(params), gpt.config)
