@@ -147,7 +147,7 @@ class ExplorableView:
             "x": [0.5] * len(ROWS), "y": [y - FILL / 2 for y in ys],
             "dw": [n] * len(ROWS), "dh": [FILL] * len(ROWS)})
         cells = {"x": [], "y": [], "row": [], "pos": [], "tok": [], "state": [], "values": [],
-                 "line": [], "width": [], "hatch": [], "alpha": []}
+                 "line": [], "width": []}
         for i in range(len(ROWS)):
             for pos in range(1, n + 1):
                 cells["x"].append(pos)
@@ -155,7 +155,7 @@ class ExplorableView:
                 cells["row"].append("")
                 cells["pos"].append(pos)
                 for key, value in (("tok", ""), ("state", ""), ("values", ""), ("line", "#cccccc"),
-                                   ("width", 0.5), ("hatch", "/"), ("alpha", 0.25)):
+                                   ("width", 0.5)):
                     cells[key].append(value)
         self.grid_cells = ColumnDataSource(cells)
         self.grid_marks = ColumnDataSource({"x": [], "y": []})
@@ -164,9 +164,13 @@ class ExplorableView:
                    tools="", min_border_left=10)
         f.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.grid_images,
                 color_mapper=self.color)
-        r = f.rect(x="x", y="y", width=0.92, height=FILL, source=self.grid_cells, fill_color="#d9d9d9",
-                   fill_alpha=0.0, line_color="line", line_width="width", hatch_pattern="hatch",
-                   hatch_alpha="alpha", hatch_color="#8a8a8a", hatch_scale=6)
+        # not yet computed: one hatched band per row over the future columns (one pattern each,
+        # cheap to draw; a hatch per cell made every redraw ~70 ms slower)
+        self.grid_future = ColumnDataSource({"x": [n + 1] * len(ROWS), "y": ys, "w": [0] * len(ROWS)})
+        f.rect(x="x", y="y", width="w", height=FILL, source=self.grid_future, fill_color="#eeeeee",
+               line_color="#cccccc", hatch_pattern="/", hatch_color="#8a8a8a", hatch_alpha=0.35, hatch_scale=6)
+        r = f.rect(x="x", y="y", width=0.92, height=FILL, source=self.grid_cells, fill_alpha=0.0,
+                   line_color="line", line_width="width")
         f.scatter(x="x", y="y", source=self.grid_marks, marker="triangle", size=9, color=INK)
         self.grid_hover = HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values")
         f.add_tools(self.grid_hover)
@@ -453,10 +457,9 @@ class ExplorableView:
         # the cells' states: only the columns whose state or contents changed
         states = ex.cell_states()
         vecs = [ex.vectors(block, kind) for block, kind in ROWS]
-        style = {FUTURE: ("#cccccc", 0.5, "/", 0.35), READ: ("#9a9a9a", 0.5, " ", 0.0),
-                 COMPUTED: (INK, 2.2, " ", 0.0)}
+        style = {FUTURE: ("#cccccc", 0.5), READ: ("#9a9a9a", 0.5), COMPUTED: (INK, 2.2)}
         everything = not drawn["cells"] or not same_text
-        patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width", "hatch", "alpha")}
+        patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width")}
         for p in range(n):
             if not everything and drawn["cells"][0, p][0] == states[p] and (p < known or states[p] == FUTURE):
                 continue                               # same token, same numbers, same state
@@ -465,12 +468,17 @@ class ExplorableView:
                 if drawn["cells"].get((i, p)) == cell:
                     continue
                 drawn["cells"][i, p] = cell
-                line, width, hatch, alpha = style[cell[0]]
+                line, width = style[cell[0]]
                 for col, value in (("row", cell[1]), ("tok", cell[2]), ("state", cell[3]), ("values", cell[4]),
-                                   ("line", line), ("width", width), ("hatch", hatch), ("alpha", alpha)):
+                                   ("line", line), ("width", width)):
                     patch[col].append((i * n + p, value))
         if patch["state"]:
             self.grid_cells.patch(patch)
+        t = ex.t                                       # the hatched band: columns t+1 .. n
+        future = {"x": [(t + n + 1) / 2] * len(ROWS), "y": self.grid_future.data["y"],
+                  "w": [n - t] * len(ROWS)}
+        if future["w"] != list(self.grid_future.data["w"]):
+            self.grid_future.data = future
         computed = np.flatnonzero(states == COMPUTED) + 1
         marks = {"x": list(computed), "y": [len(ROWS) * BAND + 0.15] * len(computed)}
         if marks["x"] != list(self.grid_marks.data["x"]):

@@ -131,3 +131,13 @@ def test_attention_of_one_token_against_the_cache(gpt):
             s = K @ q / np.sqrt(16)
             w = np.exp(s - s.max())
             assert np.abs((w / w.sum()) @ V - out).max() < 1e-15
+
+
+def test_weights_are_laid_out_for_x_at_w(gpt):
+    from model.checkpoint import load_weights, WEIGHTS
+    stored, _ = load_weights(WEIGHTS)
+    for name, a in gpt.params.items():
+        assert np.array_equal(a, stored[name])                     # the same numbers
+        if a.ndim == 2 and name not in ("wte", "wpe"):
+            assert a.flags.f_contiguous, name                      # columns contiguous: faster without BLAS
+    assert gpt.params["wte"].flags.c_contiguous and gpt.params["wpe"].flags.c_contiguous
