@@ -41,6 +41,8 @@ p { margin: 0.3em 0; line-height: 1.45; }
 .tpos { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 1.1rem; font-weight: bold; }
 .legend-inline { font-size: 0.85rem; color: #444; }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(230px, 1fr)); gap: 10px; }
+.card.wide { grid-column: span 2; }
+@media (max-width: 560px) { .card.wide { grid-column: auto; } }
 .card { border: 1px solid #d0d0d0; border-radius: 6px; padding: 8px 10px; background: #fff; }
 .card h3 { font-size: 0.95rem; margin: 0 0 4px; }
 .row { display: flex; justify-content: space-between; gap: 8px; align-items: baseline; }
@@ -128,8 +130,6 @@ class ExplorableView:
         self.text = self._html()
         self.error = self._html(visible=False)
         self.readouts = self._html()
-        self.clock_text = self._html()
-        self.proof = self._html()
         self.grid_note = self._html()
         self.grid_heading = self._html()
         self.bars_heading = self._html()
@@ -240,7 +240,7 @@ class ExplorableView:
         self.layout = pn.Column(
             self.header, self.notices, self.text, controls, self.error,
             self.grid_heading, self.grid_pane, self.grid_note, self.bars_heading, self.bars_pane, self.readouts,
-            self.clock_text, self.clock_heading, self.clock_pane, self.proof, self.advanced, self.table_card,
+            self.clock_heading, self.clock_pane, self.advanced, self.table_card,
             self.more_heading, *[section.card for section in self.sections],
             sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 
@@ -504,56 +504,66 @@ class ExplorableView:
         self.bar_now.location = t
 
     def _render_readouts(self):
-        ex, lang, t = self.ex, self.lang, self.t
-        c = ex.costs()
-        cached_on = ex.mode == CACHE
-        act = lambda on: " active" if on else ""
-        kib = c["cache_bytes"] / 1024
-        self.readouts.object = f"""
-<div class='cards'>
- <div class='card' data-testid='this-token'>
-  <h3>{html.escape(t('this_token', t=c['t']))}</h3>
-  <div class='row{act(cached_on)}'><span><span class='swatch cached'></span> {t('with_cache')}</span>
-   <span class='num cached' data-testid='token-cached'>{num(c['cached'], lang)}</span></div>
-  <div class='row{act(not cached_on)}'><span><span class='swatch full'></span> {t('without_cache')}</span>
-   <span class='num full' data-testid='token-full'>{num(c['full'], lang)}</span></div>
-  <div class='row'><span></span><span class='num big' data-testid='token-ratio'>{num(c['ratio'], lang, 0)}×</span></div>
- </div>
- <div class='card' data-testid='totals'>
-  <h3>{html.escape(t('totals', t=c['t']))}</h3>
-  <div class='row{act(cached_on)}'><span><span class='swatch cached'></span> {t('with_cache')}</span>
-   <span class='num cached' data-testid='total-cached'>{num(c['total_cached'], lang)}</span></div>
-  <div class='row{act(not cached_on)}'><span><span class='swatch full'></span> {t('without_cache')}</span>
-   <span class='num full' data-testid='total-full'>{num(c['total_full'], lang)}</span></div>
-  <div class='row'><span></span><span class='num big' data-testid='total-ratio'>{num(c['total_ratio'], lang, 1)}×</span></div>
- </div>
- <div class='card' data-testid='memory'>
-  <h3>{html.escape(t('memory'))}</h3>
-  <div class='num big' data-testid='memory-numbers'>{html.escape(t('memory_value', numbers=num(c['cache_numbers'], lang), kib=num(kib, lang, 1 if kib % 1 else 0)))}</div>
-  <div class='num explain'>{html.escape(t('memory_formula', t=c['t']))}</div>
- </div>
-</div>"""
+        """The numbers, in one pane (one layout pass per step): this token, the totals, the
+        cache's memory, the clock next to the count, and the proof."""
+        c = self.ex.costs()
+        self.readouts.object = ("<div class='cards'>" + self._card_token(c) + self._card_totals(c)
+                                + self._card_memory(c) + self._card_clock() + self._card_proof() + "</div>")
 
-    def _render_clock(self):
-        ex, lang = self.ex, self.lang
+    def _both_ways(self, cached: str, full: str, ratio: str, testid: str) -> str:
+        """Two rows (with / without the cache, the current mode outlined) and their ratio."""
+        on = self.ex.mode == CACHE
+        act = lambda yes: " active" if yes else ""
+        return (f"<div class='row{act(on)}'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
+                f"<span class='num cached' data-testid='{testid}-cached'>{cached}</span></div>"
+                f"<div class='row{act(not on)}'><span><span class='swatch full'></span> {self.t('without_cache')}"
+                f"</span><span class='num full' data-testid='{testid}-full'>{full}</span></div>"
+                f"<div class='row'><span></span><span class='num big' data-testid='{testid}-ratio'>{ratio}</span></div>")
+
+    def _card_token(self, c) -> str:
+        lang = self.lang
+        return (f"<div class='card' data-testid='this-token'><h3>{html.escape(self.t('this_token', t=c['t']))}</h3>"
+                + self._both_ways(num(c["cached"], lang), num(c["full"], lang), f"{num(c['ratio'], lang)}×", "token")
+                + "</div>")
+
+    def _card_totals(self, c) -> str:
+        lang = self.lang
+        return (f"<div class='card' data-testid='totals'><h3>{html.escape(self.t('totals', t=c['t']))}</h3>"
+                + self._both_ways(num(c["total_cached"], lang), num(c["total_full"], lang),
+                                  f"{num(c['total_ratio'], lang, 1)}×", "total") + "</div>")
+
+    def _card_memory(self, c) -> str:
+        lang, kib = self.lang, c["cache_bytes"] / 1024
+        value = self.t("memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0))
+        return (f"<div class='card' data-testid='memory'><h3>{html.escape(self.t('memory'))}</h3>"
+                f"<div class='num big' data-testid='memory-numbers'>{html.escape(value)}</div>"
+                f"<div class='num explain'>{html.escape(self.t('memory_formula', t=c['t']))}</div></div>")
+
+    def _card_clock(self) -> str:
+        ex, lang, t = self.ex, self.lang, self.ex.t
         m = ex.clock()
-        t = ex.t
         if m.cached_s is None:
-            none = "proof_none" if t <= ex.n_prompt else "clock_none"
-            body = f"<p class='explain'>{html.escape(self.t(none))}</p>"
+            body = f"<p class='explain'>{html.escape(self.t('proof_none' if t <= ex.n_prompt else 'clock_none'))}</p>"
         else:
             ratio = m.full_s / m.cached_s
-            body = (f"<div class='row'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
-                    f"<span class='num' data-testid='clock-cached'>{num(m.cached_s * 1e3, lang, 3)} ms</span></div>"
-                    f"<div class='row'><span><span class='swatch full'></span> {self.t('without_cache')}</span>"
-                    f"<span class='num' data-testid='clock-full'>{num(m.full_s * 1e3, lang, 3)} ms</span></div>"
-                    f"<p class='num big' data-testid='clock-ratio'>"
-                    f"{html.escape(self.t('clock_ratio', x=num(ratio, lang, 1), n=t))}</p>")
+            body = self._both_ways(f"{num(m.cached_s * 1e3, lang, 3)} ms", f"{num(m.full_s * 1e3, lang, 3)} ms",
+                                   html.escape(self.t("clock_ratio", x=num(ratio, lang, 1), n=t)), "clock")
             if t == self.n:
                 body += (f"<p class='explain' data-testid='clock-explain'>"
                          f"{html.escape(self.t('clock_explain', n=t, x=num(ratio, lang, 0)))}</p>")
-        self.clock_text.object = (f"<h2>{html.escape(self.t('clock_heading'))}</h2><div class='card'>"
-                                  f"<h3>{html.escape(self.t('clock_last'))}</h3>{body}</div>")
+        return (f"<div class='card wide' data-testid='clock'><h3>{html.escape(self.t('clock_heading'))} · "
+                f"{html.escape(self.t('clock_last'))}</h3>{body}</div>")
+
+    def _card_proof(self) -> str:
+        proof = self.ex.clock().proof
+        text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
+        return (f"<div class='card' data-testid='proof-card'><h3>{html.escape(self.t('proof_heading'))}</h3>"
+                f"<p data-testid='proof'>{html.escape(text)}</p>"
+                f"<p class='explain'>{html.escape(self.t('proof_explain'))}</p></div>")
+
+    def _render_clock(self):
+        """The plot of measured times: new points are streamed."""
+        ex = self.ex
         pos = sorted(p for p, mm in ex.measures.items() if mm.cached_s is not None)
         drawn = self._drawn["clock"]
         if pos[:len(drawn)] != drawn or len(self.clock.data["pos"]) != len(drawn):   # new text or redraw
@@ -565,11 +575,6 @@ class ExplorableView:
                                "full_ms": [ex.measures[p].full_s * 1e3 for p in new]})
         self._drawn["clock"] = pos
         self.clock_pane.visible = self.clock_heading.visible = bool(pos)   # no empty plot
-        proof = m.proof
-        text = (self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none"))
-        self.proof.object = (f"<h2>{html.escape(self.t('proof_heading'))}</h2>"
-                             f"<p data-testid='proof'>{html.escape(text)}</p>"
-                             f"<p class='explain'>{html.escape(self.t('proof_explain'))}</p>")
 
     def _render_error(self):
         e = self.ex.error
