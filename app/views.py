@@ -408,9 +408,9 @@ class ExplorableView:
                 cls.append("current")
             if s.strip("\n") == "":
                 cls.append("nl")
-            shown = html.escape(show_token(s)) + ("<br>" * s.count("\n"))
             title = self.t("prompt_token" if i < self.ex.n_prompt else "sampled_token") + f" {i + 1}"
-            spans.append(f"<span class='{' '.join(cls)}' title='{html.escape(title)}'>{shown}</span>")
+            spans.append(f"<span class='{' '.join(cls)}' title='{html.escape(title)}'>"
+                         f"{html.escape(show_token(s))}</span>" + "<br>" * min(s.count("\n"), 1))
         self.text.object = (f"<p><span class='tpos'>{self.t('position', t=self.ex.t, n=self.n)}</span></p>"
                             f"<div class='text' lang='es'>{''.join(spans)}</div>")
 
