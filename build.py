@@ -22,8 +22,10 @@ Inputs are checked: the Pyodide npm tarball and every pure wheel against the sha
 recorded in build.lock.json, the compiled Pyodide wheels against Pyodide's own lock file.
 They are kept in a cache folder outside the repository (--cache DIR, or $KV_EXPLORABLE_CACHE,
 default ~/.cache/kv-explorable), so the second build runs offline. The compiled wheels
-cannot be fetched with pip or npm: put them in <cache>/pyodide-<version>/ (or point
---pyodide-wheels / $KV_EXPLORABLE_PYODIDE_WHEELS at a folder holding them).
+cannot be fetched with pip or npm: the build downloads them from the Pyodide CDN (checked
+against Pyodide's lock, as the reader's browser would), or, offline, takes them from
+<cache>/pyodide-<version>/ (or --pyodide-wheels / $KV_EXPLORABLE_PYODIDE_WHEELS).
+$KV_EXPLORABLE_OFFLINE=1 skips that download.
 
 Speed: the build runs the app once in Pyodide under Node.js (create_app + write_doc for es
 and en) and records which modules it imports. Those ship compiled to bytecode by Pyodide's
@@ -221,13 +223,40 @@ class Inputs:
                     shutil.copy2(path, self.compiled_dir / filename)
                     path = self.compiled_dir / filename
                 return path
+        url = PYODIDE_CDN.format(version=self.version) + filename
+        tried = self._download_compiled(url, filename, expected_sha)
+        if isinstance(tried, Path):
+            return tried
         looked = "\n".join(f"  {p / filename}" for p in places)
         raise BuildError(
-            f"{filename}: missing. It is built by Pyodide and cannot be fetched with pip or npm.\n"
+            f"{filename}: missing. It is built by Pyodide and cannot be fetched with pip or npm"
+            f"{'; downloading it from the Pyodide CDN failed (' + tried + ')' if tried else ''}.\n"
             f"Looked in:\n{looked}\n"
             f"Supply it: download {PYODIDE_CDN.format(version=self.version)}{filename} (sha256 {expected_sha}) "
             f"into {self.compiled_dir}/, or pass --pyodide-wheels DIR (or set KV_EXPLORABLE_PYODIDE_WHEELS) "
             f"to a folder that holds it. Or build with --cdn, which loads it from the Pyodide CDN.")
+
+
+    def _download_compiled(self, url: str, filename: str, expected_sha: str) -> Path | str | None:
+        """Fetch a compiled wheel from the Pyodide CDN, as readers' browsers do, and check it
+        against Pyodide's lock file. The Path on success, else why not (None: not tried)."""
+        if os.environ.get("KV_EXPLORABLE_OFFLINE"):
+            return None
+        import urllib.request
+        log(f"fetching {filename} from the Pyodide CDN")
+        try:
+            with urllib.request.urlopen(url, timeout=20) as r:
+                data = r.read()
+        except OSError as e:
+            return f"{type(e).__name__}: {e}"
+        if sha256_bytes(data) != expected_sha:
+            return f"{url} is not the file in Pyodide's lock (sha256 mismatch)"
+        self.compiled_dir.mkdir(parents=True, exist_ok=True)
+        path = self.compiled_dir / filename
+        tmp = path.with_suffix(".part")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        return path
 
 
 def pip_command() -> list[str]:

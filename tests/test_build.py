@@ -250,6 +250,7 @@ def test_missing_compiled_wheel_stops_with_clear_message(tmp_path, warm_cache):
     _link_downloads(tmp_path / "cache")
     out = tmp_path / "dist"
     env = {k: v for k, v in __import__("os").environ.items() if k != "KV_EXPLORABLE_PYODIDE_WHEELS"}
+    env["KV_EXPLORABLE_OFFLINE"] = "1"          # no attempt at the Pyodide CDN (see the next test)
     proc = subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(out), "--cache",
                            str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1
@@ -259,6 +260,33 @@ def test_missing_compiled_wheel_stops_with_clear_message(tmp_path, warm_cache):
     assert "--pyodide-wheels" in err and "--cdn" in err               # how to supply it
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dist")]
+
+
+def test_missing_compiled_wheel_is_downloaded_and_checked(tmp_path, monkeypatch):
+    """With a network, the build fetches a missing compiled wheel from the Pyodide CDN (here a
+    local server standing in for it) and keeps it only if its sha256 is the lock's."""
+    import hashlib
+    import http.server
+    import threading
+    served = tmp_path / "cdn" / "v0.29.3" / "full"
+    served.mkdir(parents=True)
+    (served / "good.whl").write_bytes(b"the official bytes")
+    (served / "bad.whl").write_bytes(b"something else")
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path / "cdn"), **k)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setattr(build, "PYODIDE_CDN", f"http://127.0.0.1:{server.server_port}/v{{version}}/full/")
+        monkeypatch.delenv("KV_EXPLORABLE_OFFLINE", raising=False)
+        inputs = build.Inputs(tmp_path / "cache", "0.29.3", [])
+        good_sha = hashlib.sha256(b"the official bytes").hexdigest()
+        path = inputs.compiled_wheel("good.whl", good_sha)
+        assert path == tmp_path / "cache" / "pyodide-0.29.3" / "good.whl" and path.read_bytes() == b"the official bytes"
+        with pytest.raises(build.BuildError, match="bad.whl: missing.*sha256 mismatch"):
+            inputs.compiled_wheel("bad.whl", good_sha)
+        assert not (tmp_path / "cache" / "pyodide-0.29.3" / "bad.whl").exists()
+    finally:
+        server.shutdown()
 
 
 def test_failed_build_keeps_previous_dist(tmp_path, warm_cache):
