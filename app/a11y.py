@@ -18,7 +18,7 @@ class A11y(ReactiveHTML):
     help_text = param.String(default="")
 
     _template = """
-<div id="region" class="sr-only" role="status" aria-live="polite" aria-atomic="true"></div>
+<div id="region" class="sr-only" role="status" aria-live="polite" aria-atomic="true" data-testid="live"></div>
 <p id="help" class="kbd-help"></p>
 """
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
+import socket
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -138,3 +140,61 @@ def click_button(page, name: str, times: int = 1, delay_s: float = 0.0) -> None:
         button.first.click()
         if delay_s:
             time.sleep(delay_s)
+
+
+# -- reading and driving the explorable (shared by the panel-serve and static-site tests) -----------
+
+OUT = ROOT / "test-output"
+
+
+def open_app(browser, app: str, query: str = "", **kw):
+    """Open the explorable (panel serve's URL, or a static site's index.html) and wait until it is
+    interactive: the static page first shows a snapshot that does not answer clicks."""
+    page, requests = open_page(browser, app + query, **kw)
+    if app.endswith("index.html"):
+        wait_ready(page)
+    return page, requests
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def plain(s: str) -> str:
+    """Page text with its thousands separators and spaces removed."""
+    return re.sub(r"[\s\u202f,]", "", s)
+
+
+def text_of(page, testid: str) -> str:
+    return page.locator(f"[data-testid={testid}]").first.inner_text()
+
+
+def wait_plain(page, testid: str, expected: str, timeout=20000):
+    """Wait until the element's text is `expected` (digits), whatever the thousands separators."""
+    from playwright.sync_api import expect
+    pattern = re.compile(r"^\s*" + r"[\s\u202f,.]?".join(map(re.escape, expected)) + r"\s*$")
+    expect(page.locator(f"[data-testid={testid}]").first).to_have_text(pattern, timeout=timeout)
+
+
+def wait_t(page, t: int, timeout=20000):
+    page.locator(".tpos").filter(has_text=re.compile(rf"^t = {t} / 64$")).first.wait_for(timeout=timeout)
+
+
+def current_t(page) -> int:
+    return int(re.search(r"t = (\d+)", page.locator(".tpos").first.inner_text()).group(1))
+
+
+def shot(page, name: str):
+    OUT.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+
+
+def errors(page):
+    return [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
+
+
+def open_card(page, title: str):
+    """Open a collapsed Panel card by its title."""
+    page.get_by_text(title, exact=True).first.click()

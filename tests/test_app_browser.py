@@ -1,4 +1,5 @@
-"""The explorable in a real browser, served by `panel serve` (development mode).
+"""The explorable in a real browser: served by `panel serve` (development) and, where the
+compiled Pyodide packages are available, as the static site running in Pyodide.
 
 Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 """
@@ -15,21 +16,25 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import chromium, chromium_missing, open_page
+from tests.browser import (chromium, chromium_missing, current_t, errors, foreign, free_port, open_app,
+                           open_card, plain, serve, shot, text_of, wait_plain, wait_t)
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "test-output"
+
+
+def where(app_url: str) -> str:
+    return "static-" if app_url.endswith("index.html") else "served-"
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def app_url():
+@pytest.fixture(scope="module", params=["served", "static"])
+def app_url(request):
+    """The app's URL: `panel serve`, or the static site (skipped without the compiled wheels)."""
+    if request.param == "static":
+        from tests.site_fixtures import site_self_contained
+        with serve(site_self_contained()) as base:
+            yield base + "index.html"
+        return
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
@@ -57,40 +62,8 @@ def browser():
         yield b
 
 
-def plain(s: str) -> str:
-    """Page text with its thousands separators and spaces removed."""
-    return re.sub(r"[\s\u202f,]", "", s)
-
-
-def text_of(page, testid: str) -> str:
-    return page.locator(f"[data-testid={testid}]").first.inner_text()
-
-
-def wait_plain(page, testid: str, expected: str, timeout=20000):
-    """Wait until the element's text is `expected` (digits), whatever the thousands separators."""
-    pattern = re.compile(r"^\s*" + r"[\s\u202f,.]?".join(map(re.escape, expected)) + r"\s*$")
-    expect(page.locator(f"[data-testid={testid}]").first).to_have_text(pattern, timeout=timeout)
-
-
-def wait_t(page, t: int, timeout=20000):
-    page.locator(".tpos").filter(has_text=re.compile(rf"^t = {t} / 64$")).first.wait_for(timeout=timeout)
-
-
-def current_t(page) -> int:
-    return int(re.search(r"t = (\d+)", page.locator(".tpos").first.inner_text()).group(1))
-
-
-def shot(page, name: str):
-    OUT.mkdir(exist_ok=True)
-    page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
-
-
-def errors(page):
-    return [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
-
-
 def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
-    page, _ = open_page(browser, app_url + "?lang=es")
+    page, requests = open_app(browser, app_url, "?lang=es")
     wait_t(page, 2)
     step = page.get_by_role("button", name="Avanzar")
     for t in range(3, 13):                          # ten steps with the button
@@ -111,7 +84,7 @@ def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
         re.compile(r"El reloj: [\d.]+× · la cuenta: 64×"))
     expect(page.locator("[data-testid=clock-explain]")).to_have_count(1)
     expect(page.locator("[data-testid=proof]")).to_have_text(re.compile(r"\d\.\de-1[3-6]"))
-    shot(page, "app-es-t64")
+    shot(page, where(app_url) + "app-es-t64")
 
     page.keyboard.press("n")                        # position 65
     err = page.locator("[data-testid=error]")
@@ -119,9 +92,9 @@ def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
     assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
     assert "64 filas" in err.inner_text()
     assert current_t(page) == 64
-    live = page.locator("[role=status]").first
+    live = page.locator("[data-testid=live]").first
     assert "IndexError" in live.inner_text()
-    shot(page, "app-es-index-error")
+    shot(page, where(app_url) + "app-es-index-error")
 
     step.click()                                    # again: still the error, nothing breaks
     assert err.is_visible() and current_t(page) == 64
@@ -129,10 +102,11 @@ def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
     wait_t(page, 2)
     err.wait_for(state="hidden")
     assert errors(page) == []
+    assert foreign(requests) == [], foreign(requests)           # nothing left 127.0.0.1
 
 
 def test_toggle_mode_at_any_t(browser, app_url):
-    page, _ = open_page(browser, app_url + "?lang=es&t=20")
+    page, _ = open_app(browser, app_url, "?lang=es&t=20")
     wait_t(page, 20)
     cached_row = page.locator("[data-testid=token-cached]").locator("xpath=..")
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
@@ -147,22 +121,22 @@ def test_toggle_mode_at_any_t(browser, app_url):
     wait_plain(page, "token-full", str(21 * (131072 + 256 * 21)))
     page.keyboard.press("c")                         # back to the cache with the keyboard
     page.locator("[data-testid=token-cached]").locator("xpath=..").and_(page.locator(".active")).wait_for()
-    shot(page, "app-es-toggle")
+    shot(page, where(app_url) + "app-es-toggle")
     assert errors(page) == []
 
 
 def test_url_state_in_english(browser, app_url):
-    page, _ = open_page(browser, app_url + "?lang=en&mode=full&t=40&seed=3&embed=1", width=1000)
+    page, _ = open_app(browser, app_url, "?lang=en&mode=full&t=40&seed=3&embed=1", width=1000)
     wait_t(page, 40)
     assert page.get_by_role("button", name="Step").count() == 1
     assert page.locator("h1").count() == 0          # embed: no page chrome
     assert "active" in page.locator("[data-testid=token-full]").locator("xpath=..").get_attribute("class")
     wait_plain(page, "total-full", str(sum(t * (131072 + 256 * t) for t in range(1, 41))))
-    shot(page, "app-en-url-state")
+    shot(page, where(app_url) + "app-en-url-state")
 
 
 def test_bad_url_values_show_notices_and_work(browser, app_url):
-    page, _ = open_page(browser, app_url + "?t=999&lang=xx&seed=abc&mode=turbo")
+    page, _ = open_app(browser, app_url, "?t=999&lang=xx&seed=abc&mode=turbo")
     wait_t(page, 2)
     notes = page.locator("[role=note]")
     assert notes.count() == 4
@@ -173,7 +147,7 @@ def test_bad_url_values_show_notices_and_work(browser, app_url):
 
 
 def test_animation_and_click_storm(browser, app_url):
-    page, _ = open_page(browser, app_url + "?lang=es&speed=5")
+    page, _ = open_app(browser, app_url, "?lang=es&speed=5")
     wait_t(page, 2)
     page.get_by_role("button", name="Animar").click()
     deadline = time.time() + 15
@@ -207,25 +181,20 @@ def test_animation_and_click_storm(browser, app_url):
 
 
 def test_phone_width_and_language_switch(browser, app_url):
-    page, _ = open_page(browser, app_url, width=360, height=740)
+    page, _ = open_app(browser, app_url, "", width=360, height=740)
     wait_t(page, 2)
-    shot(page, "app-es-phone")
+    shot(page, where(app_url) + "app-es-phone")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360 + 1, f"horizontal scroll at 360 px: {width}"
     page.get_by_role("button", name="Ajustes avanzados").click() if page.get_by_role(
         "button", name="Ajustes avanzados").count() else page.get_by_text("Ajustes avanzados").click()
     page.get_by_role("button", name="English").click()
     page.get_by_role("button", name="Step").wait_for()
-    shot(page, "app-en-phone")
-
-
-def open_card(page, title: str):
-    """Open a collapsed Panel card by its title."""
-    page.get_by_text(title, exact=True).first.click()
+    shot(page, where(app_url) + "app-en-phone")
 
 
 def test_sections_below_the_figure(browser, app_url):
-    page, _ = open_page(browser, app_url + "?lang=es&t=64", width=1100)
+    page, _ = open_app(browser, app_url, "?lang=es&t=64", width=1100)
     wait_t(page, 64)
     # 1. your milliseconds
     open_card(page, "Tus milisegundos: la tabla de la lección, medida en tu navegador")
@@ -267,15 +236,15 @@ def test_sections_below_the_figure(browser, app_url):
     # 4. how much context fits
     open_card(page, "¿Cuánto contexto cabe? La memoria de la caché en modelos reales")
     page.locator("[data-testid=ctx-tokens]", has_text="65\u202f378").wait_for()
-    shot(page, "app-es-sections")
+    shot(page, where(app_url) + "app-es-sections")
     assert errors(page) == []
 
 
 def test_sections_in_portuguese(browser, app_url):
-    page, _ = open_page(browser, app_url + "?lang=pt", width=1100)
+    page, _ = open_app(browser, app_url, "?lang=pt", width=1100)
     wait_t(page, 2)
     assert page.get_by_role("button", name="Avançar").count() == 1
     open_card(page, "Quanto contexto cabe? A memória da cache em modelos reais")
     page.locator("[data-testid=ctx-tokens]", has_text="65.378 tokens").wait_for()
-    shot(page, "app-pt")
+    shot(page, where(app_url) + "app-pt")
     assert errors(page) == []
