@@ -93,7 +93,7 @@ def browser_side(url: str, label: str = "Avanzar", repeats: int = 10, ready=None
 
 
 def serve_panel():
-    from tests.test_app_browser import free_port
+    from tests.browser import free_port
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
                              "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
