@@ -30,9 +30,7 @@ def is_right(question: str, option: str) -> bool:
 def numbers(explorer) -> dict:
     """The page's own numbers, for the explanations: the current position and the full window."""
     cfg = explorer.cfg
-    t = max(explorer.t, 2)
-    T = cfg.n_ctx
-    m = explorer.clock()
+    t, T = explorer.t, cfg.n_ctx
     return {
         "t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
         "T": T, "total_c": cost.total_cached(cfg, T), "total_tc": cost.total_uncached(cfg, T),

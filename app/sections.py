@@ -14,7 +14,7 @@ from bokeh.plotting import figure
 
 from . import calculator, challenge, quiz
 from .i18n import num, sci, tr
-from .lab import COMPARE_AT, LESSON_CODE, TimingLab, compare, fill_window
+from .lab import LESSON_CODE, TimingLab, compare, fill_window
 from .views import CSS, GREEN, GREY
 
 

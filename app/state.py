@@ -8,7 +8,7 @@ clock's comparison. Switching the mode therefore never recomputes anything.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

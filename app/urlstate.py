@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 from .i18n import DEFAULT_LANG, LANGS
-from .state import CACHE, FULL, MODES
+from .state import CACHE, FULL
 
 MODE_ALIASES = {"cache": CACHE, "con": CACHE, "full": FULL, "sin": FULL, "nocache": FULL}
 SPEED_RANGE = (1, 20)        # tokens per second

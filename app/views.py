@@ -4,13 +4,12 @@ updated by changing its data sources; HTML readouts are re-rendered strings.
 from __future__ import annotations
 
 import html
-import math
 
 import numpy as np
 import panel as pn
 from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper,
                           Range1d, Span)
-from bokeh.core.properties import value
+from bokeh.core.properties import value as bk_value
 from bokeh.palettes import PuOr11
 from bokeh.plotting import figure
 
@@ -273,8 +272,8 @@ class ExplorableView:
         self.grid_note.object = f"<p class='legend-inline'>{html.escape(t('grid_note'))}</p>"
         self.bars_heading.object = f"<h2>{html.escape(t('bars_title'))}</h2>"
         self.bars_fig.yaxis.axis_label = t("bars_y")
-        self.bar_legend[0].label = value(t("bars_cached"))
-        self.bar_legend[1].label = value(t("bars_full"))
+        self.bar_legend[0].label = bk_value(t("bars_cached"))
+        self.bar_legend[1].label = bk_value(t("bars_full"))
         self.bars_fig.xaxis.axis_label = t("grid_x")
         self.clock_heading.object = f"<h3>{html.escape(t('clock_plot_title'))}</h3>"
         self.clock_fig.yaxis.axis_label = t("clock_plot_y")

@@ -6,7 +6,6 @@ Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 import time

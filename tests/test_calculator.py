@@ -1,5 +1,4 @@
 """How much context fits: the wider chapter's statements and the lesson's memory numbers."""
-import pytest
 
 from app.calculator import BITS, OVERHEAD_GIB, PRESETS, chapter_checks
 from model.cost import GiB, KiB
