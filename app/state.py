@@ -170,17 +170,16 @@ class Explorer:
             self.step()
 
     # -- what the views show ----------------------------------------------------------------
-    def cell_states(self, mode: str | None = None) -> np.ndarray:
+    def cell_states(self) -> np.ndarray:
         """(n_ctx,) FUTURE / READ / COMPUTED for each position at this step.
 
         With the cache only the newest column is computed and the others are
         read; without it every column 1..t is computed again. Right after the
         prefill the prompt's columns were all computed in that one pass.
         """
-        mode = mode or self.mode
         states = np.full(self.cfg.n_ctx, FUTURE, dtype=np.int8)
         t = self.t
-        if t <= self.n_prompt or mode == FULL:
+        if t <= self.n_prompt or self.mode == FULL:
             states[:t] = COMPUTED
         else:
             states[:t - 1] = READ

@@ -134,6 +134,7 @@ class ExplorableView:
         self.bars_heading = self._html()
         self.clock_heading = self._html(visible=False)
         self.table = self._html()
+        self.share = self._html()
 
     def _build_grid(self):
         n = self.n
@@ -230,7 +231,8 @@ class ExplorableView:
         controls = pn.FlexBox(self.step_button, self.play_button, self.reset_button, self.mode_switch,
                               self.speed, align_items="center", gap="8px", sizing_mode="stretch_width")
         self.advanced = pn.Card(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"),
-                                self.a11y, collapsed=True, sizing_mode="stretch_width")
+                                self.share, self.a11y, collapsed=True, sizing_mode="stretch_width")
+        self.advanced.param.watch(lambda e: self._render_share(), "collapsed")
         self.table_card = pn.Card(self.table, collapsed=True, sizing_mode="stretch_width")
         self.table_card.param.watch(lambda e: self._render_table(), "collapsed")
         from .sections import ContextSection, LabSection, ProveSection, QuizSection
@@ -317,8 +319,7 @@ class ExplorableView:
         self.do(event.new.split(":")[0])
 
     def step(self):
-        ok = self.ex.step()
-        if not ok or self.ex.error:
+        if not self.ex.step():                    # position 65: the animation stops there
             self.set_playing(False)
         self.refresh()
         if self.ex.error:
@@ -360,7 +361,7 @@ class ExplorableView:
         was_playing = self._callback is not None
         self._stop_timer()
         if playing:
-            self._callback = pn.state.add_periodic_callback(self._tick, period=self._period())
+            self._callback = pn.state.add_periodic_callback(self.step, period=self._period())
             self.a11y.message = self.t("live_play")
         elif was_playing:
             self.a11y.message = self.t("live_pause")
@@ -371,9 +372,6 @@ class ExplorableView:
             speed = min(speed, 2)
         return int(1000 / speed)
 
-    def _tick(self):
-        self.step()
-
     def _stop_timer(self):
         if self._callback is not None:
             self._callback.stop()
@@ -382,7 +380,7 @@ class ExplorableView:
     def _restart_timer(self):
         if self._callback is not None:
             self._stop_timer()
-            self._callback = pn.state.add_periodic_callback(self._tick, period=self._period())
+            self._callback = pn.state.add_periodic_callback(self.step, period=self._period())
 
     # -- drawing --------------------------------------------------------------------------------
     def refresh(self):
@@ -395,6 +393,18 @@ class ExplorableView:
         self._render_error()
         if not self.table_card.collapsed:
             self._render_table()
+        self._render_share()
+
+    def _render_share(self):
+        """A link that opens the page in this state (language, mode, t, seed, top-p, speed)."""
+        if self.advanced.collapsed:
+            return
+        u = self.url
+        u.mode, u.t, u.seed, u.top_p, u.speed = (self.ex.mode, self.ex.t, self.ex.settings.seed,
+                                                 self.ex.settings.top_p, self.speed.value)
+        query = html.escape(u.query())
+        self.share.object = (f"<p>{html.escape(self.t('share'))}: <a href='{query}' target='_blank' rel='noopener' "
+                             f"data-testid='share'>{query}</a></p>")
 
     def _render_text(self):
         toks = self.ex.tokens()

@@ -55,3 +55,16 @@ def test_in_sync_through_the_error_and_a_new_language():
     v.do("reset")
     assert not v.error.visible
     assert_in_sync(v)
+
+
+def test_share_link_reproduces_the_state():
+    from app.urlstate import parse
+    v = create_view("?lang=en&seed=7")
+    for _ in range(5):
+        v.do("step")
+    v.do("toggle")
+    v.advanced.collapsed = False
+    link = v.share.object.split("href='")[1].split("'")[0].replace("&amp;", "&")
+    again = create_view(link)
+    assert again.ex.ids == v.ex.ids and again.ex.mode == "full" and again.lang == "en"
+    assert parse(link).notices == []
