@@ -9,7 +9,8 @@
 
 What ends up in dist/ (self-contained):
     index.html, embed.html, _headers          (no-cache; everything else is immutable)
-    assets/   loader, worker, CSS, BokehJS + Panel JS, prerendered snapshots (es, en), the site's
+    assets/   loader, worker, CSS, BokehJS + Panel JS, HTML snapshots of the initial state (one per
+              language; the default one is also inline in index.html), the site's
               Pyodide lock file, the lazy-module index, the app archive (app/ + model/ + checkpoint);
               names carry content hashes
     packages/<hash>/*.whl                     numpy, pyyaml, markupsafe, packaging and slimmed pure wheels
@@ -539,6 +540,12 @@ for lang in LANGS:
     for item in items:
         item["root_ids"] = [m.id for m in doc.roots]
     out["docs"][lang] = {"docs_json": docs_json, "render_items": items, "title": doc.title}
+    try:  # the first paint, as plain HTML (app/snapshot.py); else the page renders the Bokeh JSON
+        from app.main import create_view
+        from app.snapshot import render
+        out["docs"][lang]["html"] = render(create_view(f"?lang={lang}"))
+    except ImportError:
+        pass
     for url in re.findall(r'<script[^>]*\bsrc="([^"]+)"', js):
         if url not in out["js"]:
             out["js"].append(url)
@@ -833,11 +840,20 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
             continue  # already copied under panel/<version>/dist/
         raise BuildError(f"unexpected page stylesheet {url}: add a rule for it in build.py")
 
+    # First paint: the app's own HTML snapshot (app/snapshot.py), the default language's inline in
+    # index.html (it shows before any script runs), the others fetched by the loader. An app
+    # without one gets its prerendered Bokeh document, which the loader renders with BokehJS.
     snapshots = {}
+    inline = ""
     for lang, doc in pre["docs"].items():
-        data = rewrite(json.dumps({"docs_json": doc["docs_json"], "render_items": doc["render_items"]},
-                                  separators=(",", ":"))).encode()
-        snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.json", data)
+        if "html" in doc:
+            if lang == pre["default_lang"]:
+                inline = doc["html"]
+            snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.html", rewrite(doc["html"]).encode())
+        else:
+            data = rewrite(json.dumps({"docs_json": doc["docs_json"], "render_items": doc["render_items"]},
+                                      separators=(",", ":"))).encode()
+            snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.json", data)
 
     # Runtime, packages and the site's own Pyodide lock file.
     if cdn:
@@ -900,11 +916,13 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
         "pyodide": pyodide_js, "indexURL": index_url, "stdlib": stdlib_url, "lock": lock_url,
         "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url, "lazy": lazy_url,
         "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": pre["default_lang"],
+        "inlineSnapshot": pre["default_lang"] if inline else None,
     }
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     html = (html.replace("{{CONFIG}}", json.dumps(config, indent=1).replace("</", "<\\/"))
                 .replace("{{LOADER}}", loader_url).replace("{{CSS}}", css_url).replace("{{ICON}}", icon_url)
-                .replace("{{PAGE_SCRIPTS}}", "\n".join(page_scripts)))
+                .replace("{{PAGE_SCRIPTS}}", "\n".join(page_scripts))
+                .replace("{{SNAPSHOT}}", inline).replace("{{SNAPSHOT_LANG}}", pre["default_lang"] if inline else ""))
     site.add("index.html", html.encode())
     site.add("embed.html", (STATIC / "embed.html").read_text(encoding="utf-8")
              .replace("{{IFRAME}}", EMBED_IFRAME).encode())

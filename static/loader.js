@@ -1,9 +1,11 @@
 /* Page loader (main thread).
  *
- * 1. At once: fetch the prerendered snapshot (Bokeh document JSON made at
- *    build time) for the page's language.
- * 2. When BokehJS has loaded: start the Pyodide worker and render the snapshot,
- *    so the reader sees the explorable's initial state while Python boots.
+ * 1. At once: start the Pyodide worker. The explorable's initial state is
+ *    already on the page as plain HTML (index.html carries the default
+ *    language's snapshot); another language's snapshot is fetched and swapped
+ *    in. (An app without an HTML snapshot gets its prerendered Bokeh document,
+ *    rendered when BokehJS has loaded.)
+ * 2. The reader sees the initial state while Python boots.
  * 3. Show the loading stage (runtime, packages, app) in a progress bar; on a
  *    failure show what failed and a retry button.
  * 4. When the worker sends the live document: render it, drop the snapshot,
@@ -187,12 +189,72 @@
 
   /* ---------------- snapshot and live document ---------------- */
 
-  const snapshotJSON = fetch(abs(cfg.snapshots[lang])).then((r) => {
-    if (!r.ok) throw new Error(`${cfg.snapshots[lang]}: HTTP ${r.status}`);
-    return r.json();
-  });
-  snapshotJSON.catch(() => {});
+  const snapshotURL = cfg.snapshots[lang];
+  const htmlSnapshot = snapshotURL.endsWith(".html");
   let snapshotViews = [];
+
+  function markFirstPaint(startTime) {
+    if (performance.getEntriesByName("kv-first-paint").length) return;
+    performance.mark("kv-first-paint", startTime === undefined ? undefined : { startTime });
+    kv.times.firstPaint = (startTime === undefined ? performance.now() : startTime) - t0;
+  }
+
+  // The HTML snapshot in index.html paints with the page: its first contentful paint is the mark.
+  const inlined = () => {
+    const holder = document.getElementById("kv-snapshot");
+    return holder && holder.dataset.lang === lang && holder.childElementCount > 0;
+  };
+  if (htmlSnapshot && "PerformanceObserver" in window) {
+    try {
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          if (e.name === "first-contentful-paint" && inlined()) markFirstPaint(e.startTime);
+        }
+      }).observe({ type: "paint", buffered: true });
+    } catch (e) { /* old browsers: the mark comes at DOMContentLoaded */ }
+  }
+  const snapshotFetch = htmlSnapshot && cfg.inlineSnapshot === lang ? null : fetch(abs(snapshotURL)).then((r) => {
+    if (!r.ok) throw new Error(`${snapshotURL}: HTTP ${r.status}`);
+    return htmlSnapshot ? r.text() : r.json();
+  });
+  if (snapshotFetch) snapshotFetch.catch(() => {});
+
+  async function renderSnapshot() {
+    if (live) return;
+    const holder = document.getElementById("kv-snapshot");
+    performance.mark("kv-snapshot-start");
+    if (htmlSnapshot) {
+      if (!inlined()) {
+        try {
+          holder.innerHTML = await snapshotFetch;
+        } catch (e) {
+          console.warn("snapshot unavailable", e);
+          return;
+        }
+        holder.dataset.lang = lang;
+      }
+      requestAnimationFrame(() => markFirstPaint());
+      return;
+    }
+    let snap;
+    try {
+      snap = await snapshotFetch;
+    } catch (e) {
+      console.warn("snapshot unavailable", e);
+      return;
+    }
+    if (live) return;
+    const item = snap.render_items[0];
+    item.roots = mountPoints(holder, item.root_ids, "kv-snap");
+    try {
+      const views = await Bokeh.embed.embed_items(snap.docs_json, snap.render_items);
+      snapshotViews = views.flatMap((v) => [...v.roots.values()]);
+    } catch (e) {
+      console.warn("snapshot render failed", e);
+      return;
+    }
+    requestAnimationFrame(() => markFirstPaint());
+  }
 
   function mountPoints(container, rootIds, prefix) {
     const roots = {};
@@ -203,32 +265,6 @@
       roots[id] = el.id;
     });
     return roots;
-  }
-
-  async function renderSnapshot() {
-    let snap;
-    try {
-      snap = await snapshotJSON;
-    } catch (e) {
-      console.warn("snapshot unavailable", e);
-      return;
-    }
-    if (live) return;
-    const holder = document.getElementById("kv-snapshot");
-    performance.mark("kv-snapshot-start");
-    const item = snap.render_items[0];
-    item.roots = mountPoints(holder, item.root_ids, "kv-snap");
-    try {
-      const views = await Bokeh.embed.embed_items(snap.docs_json, snap.render_items);
-      snapshotViews = views.flatMap((v) => [...v.roots.values()]);
-    } catch (e) {
-      console.warn("snapshot render failed", e);
-      return;
-    }
-    requestAnimationFrame(() => {
-      performance.mark("kv-first-paint");
-      kv.times.firstPaint = performance.now() - t0;
-    });
   }
 
   // The worker starts before the page is parsed; the live document needs the page and BokehJS

@@ -47,8 +47,8 @@ def test_layout_self_contained(site):
     for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm"):
         assert (site / "pyodide" / version / f).is_file(), f
     assert len(list((site / "pyodide" / version).glob("python_stdlib.*.zip"))) == 1
-    for pattern in ("loader.*.js", "worker.*.js", "style.*.css", "app.*.zip", "snapshot-es.*.json", "lazy-modules.*.json",
-                    "snapshot-en.*.json", "pyodide-lock.*.json", "favicon.*.svg", "js/bokeh.*.min.js",
+    for pattern in ("loader.*.js", "worker.*.js", "style.*.css", "app.*.zip", "snapshot-es.*.html", "lazy-modules.*.json",
+                    "snapshot-en.*.html", "pyodide-lock.*.json", "favicon.*.svg", "js/bokeh.*.min.js",
                     "js/panel.*.min.js"):
         assert len(list((site / "assets").glob(pattern))) == 1, pattern
     wheels = {p.name.split("-")[0] for p in (site / "packages").glob("*/*.whl")}
@@ -186,10 +186,12 @@ def test_every_url_is_relative_or_the_cdn(kind, request):
         else:
             bad += [(f.name, u) for u in absolute_urls(text) if not u.startswith(allowed)]
     assert not bad, bad
-    # the snapshots reference Panel's stylesheets relative to the page
-    snap = next((dist / "assets").glob("snapshot-es.*.json")).read_text()
-    assert f"panel/{info(dist)['panel']}/dist/css/" in snap
-    assert build.SENTINEL_CDN not in snap
+    # the first paint is plain HTML: the default language's snapshot is in index.html itself,
+    # the same as its file, with the initial state (t = 2, the grid's computed columns, the totals)
+    page = (dist / "index.html").read_text()
+    snap = next((dist / "assets").glob("snapshot-es.*.html")).read_text()
+    assert snap in page and build.SENTINEL_CDN not in snap and "<script" not in snap
+    assert "t = 2 / 64" in snap and snap.count("class='cell now'") == 8 and "262\u202f912" in snap
 
 
 # ---------------------------------------------------------------- cache checks and failures

@@ -82,6 +82,7 @@ def test_snapshot_then_live_app_offline(site, browser):
         assert page.evaluate("document.body.dataset.pyerror") is None
         assert foreign(requests) == [], foreign(requests)
         assert any("/packages/" in u and "numpy" in u for u in requests)
+        assert not [u for u in requests if "/snapshot-" in u]     # Spanish, the default: inline in the page
 
 
 def test_lazy_modules_load_on_first_import(site, browser):
@@ -110,7 +111,7 @@ def test_lazy_modules_load_on_first_import(site, browser):
 
 @pytest.mark.parametrize("lang", ["en", "pt"])
 def test_snapshot_and_app_in_the_url_language(site, browser, lang):
-    if not list((site / "assets").glob(f"snapshot-{lang}.*.json")):
+    if not list((site / "assets").glob(f"snapshot-{lang}.*.html")):
         pytest.skip(f"the app declares no '{lang}' (app/i18n.py LANGS)")
     with serve(site) as url:
         page, requests = open_page(browser, url + f"index.html?lang={lang}")

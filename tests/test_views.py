@@ -68,3 +68,16 @@ def test_share_link_reproduces_the_state():
     again = create_view(link)
     assert again.ex.ids == v.ex.ids and again.ex.mode == "full" and again.lang == "en"
     assert parse(link).notices == []
+
+
+def test_html_snapshot_draws_the_state():
+    from app.snapshot import render
+    v = create_view("?lang=en&mode=full&t=10")
+    html = render(v)
+    assert "t = 10 / 64" in html and "<script" not in html
+    assert html.count("class='cell now'") == 4 * 10          # without the cache every column is computed
+    assert html.count("class='cell future'") == 4             # one hatched band per row
+    assert html.count("class='bar ") == 2 * 10                 # both bars of each position so far
+    assert "Step" in html and "K, block 1" in html
+    v.do("toggle")
+    assert render(v).count("class='cell now'") == 4           # with the cache: only the new column
