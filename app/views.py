@@ -225,6 +225,7 @@ class ExplorableView:
         self.clock_hover = HoverTool(renderers=[self.clock_full, self.clock_cached], tooltips="")
         f.add_tools(self.clock_hover)
         self.clock_fig = f
+        f.visible = False
         self.clock_pane = pn.pane.Bokeh(f, sizing_mode="stretch_width", visible=False)
 
     def _build_layout(self):
@@ -583,7 +584,9 @@ class ExplorableView:
             self.clock.stream({"pos": new, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in new],
                                "full_ms": [ex.measures[p].full_s * 1e3 for p in new]})
         self._drawn["clock"] = pos
-        self.clock_pane.visible = self.clock_heading.visible = bool(pos)   # no empty plot
+        shown = bool(pos)                              # no empty plot (the figure itself too: a hidden
+        if self.clock_pane.visible != shown:           # pane alone still kept its height)
+            self.clock_pane.visible = self.clock_heading.visible = self.clock_fig.visible = shown
 
     def _render_error(self):
         e = self.ex.error
