@@ -92,7 +92,7 @@ CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; 
 EMBED_IFRAME = """\
 <iframe class="kv-explorable" src="./index.html?lang=es"
         title="La caché de claves y valores (explorable)"
-        width="100%" height="1500" loading="lazy"
+        width="100%" height="2000" loading="lazy"
         style="border: 0; display: block; max-width: 1200px;"
         sandbox="allow-scripts allow-same-origin allow-popups"></iframe>
 <script>
