@@ -240,6 +240,10 @@ class QuizSection(Section):
         self.check_button = pn.widgets.Button(color="primary", width=180)
         self.solution_button = pn.widgets.Button(color="light", width=180)
         self.result = self.html_pane()
+        # the code to check: the latest of what was typed (value_input, sent while typing) and what
+        # the page set (value), so a click right after typing checks what is on the screen
+        self.code = self.editor.value
+        self.editor.param.watch(self._typed, ["value", "value_input"])
         self.check_button.on_click(lambda _e: self.check())
         self.solution_button.on_click(lambda _e: self.show_solution())
         objects = [self.intro]
@@ -293,7 +297,7 @@ class QuizSection(Section):
 
     def check(self):
         q, K, V, out = self.case()
-        r = challenge.run(self.editor.value, q, K, V, out)
+        r = challenge.run(self.code, q, K, V, out)
         lang, t = self.lang, self.view.ex.t
         where = self.t("challenge_where", t=t, block=self.block.value + 1, head=self.head.value + 1)
         if r.ok:
@@ -310,6 +314,10 @@ class QuizSection(Section):
             body = (f"<div class='feedback wrong' role='status'>"
                     f"{esc(self.t('challenge_diff', diff=sci(r.diff, lang)))} {esc(where)}</div>")
         self.result.object = f"<div data-testid='challenge-result'>{body}</div>"
+
+    def _typed(self, *events):
+        """Both may change in one update (then param passes both events); they carry the same text."""
+        self.code = events[-1].new
 
     def show_solution(self):
         self.editor.value = challenge.SOLUTION

@@ -116,8 +116,12 @@
   let patching = 0;
   function sendChange(jsdoc, event) {
     if ((event.setter_id != null && event.setter_id == "py") || patching > 0) return;
-    if (worker.busy && event.model && event.attr) {
-      worker.queue = worker.queue.filter((old) => !(old.model === event.model && old.attr === event.attr));
+    if (worker.busy) {
+      // Everything waits in order (a click must not overtake the text typed before it); a newer
+      // value of the same property replaces the older one.
+      if (event.model && event.attr) {
+        worker.queue = worker.queue.filter((old) => !(old.model === event.model && old.attr === event.attr));
+      }
       worker.queue.push(event);
       return;
     }

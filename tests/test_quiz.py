@@ -99,3 +99,25 @@ def test_prove_view():
     assert "(4, 64, 16)" in prove.result.object and "16\u202f384" in prove.result.object
     prove.run(65)
     assert "IndexError" in prove.result.object and "<mark>65</mark>" in prove.code.object
+
+
+def test_challenge_checks_what_is_typed_before_the_field_loses_focus():
+    view = create_view("?lang=en&t=10")
+    quiz = next(s for s in view.sections if s.key == "quiz")
+    quiz.ensure_built()
+    quiz.editor.value_input = "def attention(q, K, V):\n    return q @ K\n"   # typed, not yet committed
+    quiz.check()
+    assert "ValueError" in quiz.result.object
+    quiz.show_solution()
+    quiz.check()
+    assert "right" in quiz.result.object
+
+
+def test_challenge_code_when_value_and_value_input_change_together():
+    view = create_view("?lang=es&t=10")
+    quiz = next(s for s in view.sections if s.key == "quiz")
+    quiz.ensure_built()
+    code = "def atencion(q, K, V):\n    return q @ K\n"
+    quiz.editor.param.update(value=code, value_input=code)       # as the browser sends them on blur
+    quiz.check()
+    assert "ValueError" in quiz.result.object
