@@ -94,14 +94,12 @@ def rows_summary(n_rows: int, cached_s: float, full_s: float) -> dict:
             "ratio": cached_s / (full_s / n_rows)}
 
 
-def measure_rows(gpt, ids, **kw) -> dict:
-    row = measure_position(gpt, ids, gpt.config.n_ctx, **kw)
-    return rows_summary(gpt.config.n_ctx, row["cached_s"], row["full_s"])
-
-
 def table(gpt, positions=POSITIONS, **kw) -> tuple[list[dict], dict]:
+    """The timing table, and the last position row by row (from the same measurement)."""
     ids = window_ids(gpt)
-    return [measure_position(gpt, ids, t, **kw) for t in positions], measure_rows(gpt, ids, **kw)
+    rows = [measure_position(gpt, ids, t, **kw) for t in positions]
+    last = rows[-1]
+    return rows, rows_summary(last["t"], last["cached_s"], last["full_s"])
 
 
 def format_table(rows: list[dict], by_row: dict) -> str:
