@@ -31,6 +31,7 @@ def numbers(explorer) -> dict:
     """The page's own numbers, for the explanations: the current position and the full window."""
     cfg = explorer.cfg
     t, T = explorer.t, cfg.n_ctx
+    proof = explorer.clock().proof                       # measured at this step, or measured now
     return {
         "t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
         "T": T, "total_c": cost.total_cached(cfg, T), "total_tc": cost.total_uncached(cfg, T),
@@ -38,6 +39,6 @@ def numbers(explorer) -> dict:
         "numbers": cost.cache_numbers(cfg.n_layers, cfg.d_model, T),
         "kib": cost.cache_bytes(cfg.n_layers, cfg.d_model, T) / 1024,
         "seven_b": cost.cache_bytes(32, 4096, 32_768, 2) / GiB,
-        "proof": explorer.proof_now(),
+        "proof": proof if proof is not None else explorer.proof_now(),
         "rows": cfg.n_ctx,
     }

@@ -12,6 +12,8 @@ import panel as pn
 from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d
 from bokeh.plotting import figure
 
+from model.bench import window_ids
+
 from . import calculator, challenge, quiz
 from .i18n import num, sci, tr
 from .lab import LESSON_CODE, TimingLab, compare, fill_window
@@ -112,8 +114,8 @@ class LabSection(Section):
     async def run(self, _event=None):
         if self.lab is not None and not self.lab.finished:
             return                                    # already running: one run at a time
-        ids = self.view.ex.ids if self.view.ex.t >= 64 else fill_window(self.view.ex.gpt,
-                                                                         seed=self.view.ex.settings.seed).ids
+        ex = self.view.ex                             # the page's text, or the same seed's full window
+        ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
         self.lab = lab = TimingLab(self.view.ex.gpt, ids)
         # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
         with pn.io.unlocked():
