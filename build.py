@@ -511,12 +511,12 @@ os.environ.setdefault("BOKEH_RESOURCES", "cdn")
 sys.path.insert(0, sys.argv[1])
 import bokeh, panel
 from bokeh.document import Document
-from bokeh.embed.util import standalone_docs_json_and_render_items
 from panel.io.convert import PYODIDE_VERSION
 from panel.io.document import MockSessionContext
 from panel.io.resources import Resources, bundle_resources
 from panel.io.state import set_curdoc, state
-from app.main import create_app
+from app.main import create_view
+from app.snapshot import render
 
 try:  # the languages the app declares (app/i18n.py), else Spanish and English
     from app.i18n import LANGS
@@ -532,20 +532,12 @@ for lang in LANGS:
     doc = Document()
     doc._session_context = lambda: MockSessionContext(document=doc)
     with set_curdoc(doc):
-        create_app(f"?lang={lang}").server_doc(doc)
+        view = create_view(f"?lang={lang}")
+        view.layout.server_doc(doc)
         state._on_load(None)
         js, css = bundle_resources(doc.roots, Resources(mode="cdn"))
-    docs_json, render_items = standalone_docs_json_and_render_items(doc)
-    items = [item.to_json() for item in render_items]
-    for item in items:
-        item["root_ids"] = [m.id for m in doc.roots]
-    out["docs"][lang] = {"docs_json": docs_json, "render_items": items, "title": doc.title}
-    try:  # the first paint, as plain HTML (app/snapshot.py); else the page renders the Bokeh JSON
-        from app.main import create_view
-        from app.snapshot import render
-        out["docs"][lang]["html"] = render(create_view(f"?lang={lang}"))
-    except ImportError:
-        pass
+    # the first paint: the initial state as plain HTML (app/snapshot.py)
+    out["docs"][lang] = {"html": render(view)}
     for url in re.findall(r'<script[^>]*\bsrc="([^"]+)"', js):
         if url not in out["js"]:
             out["js"].append(url)
@@ -840,20 +832,12 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
             continue  # already copied under panel/<version>/dist/
         raise BuildError(f"unexpected page stylesheet {url}: add a rule for it in build.py")
 
-    # First paint: the app's own HTML snapshot (app/snapshot.py), the default language's inline in
-    # index.html (it shows before any script runs), the others fetched by the loader. An app
-    # without one gets its prerendered Bokeh document, which the loader renders with BokehJS.
+    # First paint: the app's HTML snapshot (app/snapshot.py) of each language; the default one is
+    # also written into index.html (it shows before any script runs), the others are fetched.
     snapshots = {}
-    inline = ""
     for lang, doc in pre["docs"].items():
-        if "html" in doc:
-            if lang == pre["default_lang"]:
-                inline = doc["html"]
-            snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.html", rewrite(doc["html"]).encode())
-        else:
-            data = rewrite(json.dumps({"docs_json": doc["docs_json"], "render_items": doc["render_items"]},
-                                      separators=(",", ":"))).encode()
-            snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.json", data)
+        snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.html", rewrite(doc["html"]).encode())
+    inline = rewrite(pre["docs"][pre["default_lang"]]["html"])
 
     # Runtime, packages and the site's own Pyodide lock file.
     if cdn:
@@ -916,13 +900,13 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
         "pyodide": pyodide_js, "indexURL": index_url, "stdlib": stdlib_url, "lock": lock_url,
         "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url, "lazy": lazy_url,
         "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": pre["default_lang"],
-        "inlineSnapshot": pre["default_lang"] if inline else None,
+        "inlineSnapshot": pre["default_lang"],
     }
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     html = (html.replace("{{CONFIG}}", json.dumps(config, indent=1).replace("</", "<\\/"))
                 .replace("{{LOADER}}", loader_url).replace("{{CSS}}", css_url).replace("{{ICON}}", icon_url)
                 .replace("{{PAGE_SCRIPTS}}", "\n".join(page_scripts))
-                .replace("{{SNAPSHOT}}", inline).replace("{{SNAPSHOT_LANG}}", pre["default_lang"] if inline else ""))
+                .replace("{{SNAPSHOT}}", inline).replace("{{SNAPSHOT_LANG}}", pre["default_lang"]))
     site.add("index.html", html.encode())
     site.add("embed.html", (STATIC / "embed.html").read_text(encoding="utf-8")
              .replace("{{IFRAME}}", EMBED_IFRAME).encode())

@@ -2,9 +2,7 @@
  *
  * 1. At once: start the Pyodide worker. The explorable's initial state is
  *    already on the page as plain HTML (index.html carries the default
- *    language's snapshot); another language's snapshot is fetched and swapped
- *    in. (An app without an HTML snapshot gets its prerendered Bokeh document,
- *    rendered when BokehJS has loaded.)
+ *    language's snapshot); another language's snapshot is fetched and swapped in.
  * 2. The reader sees the initial state while Python boots.
  * 3. Show the loading stage (runtime, packages, app) in a progress bar; on a
  *    failure show what failed and a retry button.
@@ -194,8 +192,6 @@
   /* ---------------- snapshot and live document ---------------- */
 
   const snapshotURL = cfg.snapshots[lang];
-  const htmlSnapshot = snapshotURL.endsWith(".html");
-  let snapshotViews = [];
 
   function markFirstPaint(startTime) {
     if (performance.getEntriesByName("kv-first-paint").length) return;
@@ -208,7 +204,7 @@
     const holder = document.getElementById("kv-snapshot");
     return holder && holder.dataset.lang === lang && holder.childElementCount > 0;
   };
-  if (htmlSnapshot && "PerformanceObserver" in window) {
+  if ("PerformanceObserver" in window) {
     try {
       new PerformanceObserver((list) => {
         for (const e of list.getEntries()) {
@@ -217,9 +213,9 @@
       }).observe({ type: "paint", buffered: true });
     } catch (e) { /* old browsers: the mark comes at DOMContentLoaded */ }
   }
-  const snapshotFetch = htmlSnapshot && cfg.inlineSnapshot === lang ? null : fetch(abs(snapshotURL)).then((r) => {
+  const snapshotFetch = cfg.inlineSnapshot === lang ? null : fetch(abs(snapshotURL)).then((r) => {
     if (!r.ok) throw new Error(`${snapshotURL}: HTTP ${r.status}`);
-    return htmlSnapshot ? r.text() : r.json();
+    return r.text();
   });
   if (snapshotFetch) snapshotFetch.catch(() => {});
 
@@ -227,35 +223,14 @@
     if (live) return;
     const holder = document.getElementById("kv-snapshot");
     performance.mark("kv-snapshot-start");
-    if (htmlSnapshot) {
-      if (!inlined()) {
-        try {
-          holder.innerHTML = await snapshotFetch;
-        } catch (e) {
-          console.warn("snapshot unavailable", e);
-          return;
-        }
-        holder.dataset.lang = lang;
+    if (!inlined()) {
+      try {
+        holder.innerHTML = await snapshotFetch;
+      } catch (e) {
+        console.warn("snapshot unavailable", e);
+        return;
       }
-      requestAnimationFrame(() => markFirstPaint());
-      return;
-    }
-    let snap;
-    try {
-      snap = await snapshotFetch;
-    } catch (e) {
-      console.warn("snapshot unavailable", e);
-      return;
-    }
-    if (live) return;
-    const item = snap.render_items[0];
-    item.roots = mountPoints(holder, item.root_ids, "kv-snap");
-    try {
-      const views = await Bokeh.embed.embed_items(snap.docs_json, snap.render_items);
-      snapshotViews = views.flatMap((v) => [...v.roots.values()]);
-    } catch (e) {
-      console.warn("snapshot render failed", e);
-      return;
+      holder.dataset.lang = lang;
     }
     requestAnimationFrame(() => markFirstPaint());
   }
@@ -293,7 +268,6 @@
       return showError({ where: "BokehJS", message: String(e), failures: [] });
     }
     live = true;
-    for (const v of snapshotViews) v.remove();
     document.getElementById("kv-snapshot").remove();
     const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);
     jsdoc.on_change(sendChange.bind(null, jsdoc), false);
