@@ -693,7 +693,7 @@ def app_tree(dest: Path, fallbacks=()) -> None:
             rel = p.relative_to(ROOT)
             if not p.is_file() or "__pycache__" in rel.parts or p.suffix in (".pyc",):
                 continue
-            if p.suffix != ".py" and "weights" not in rel.parts:
+            if p.suffix not in (".py", ".js") and "weights" not in rel.parts:
                 continue
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, dest / rel)
@@ -893,6 +893,10 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
 
     # Front-end files from static/.
     worker_url = site.add_hashed("assets", "worker.js", (STATIC / "worker.js").read_bytes())
+    # the reader's code sandbox: its own worker, on the same runtime files and NumPy wheel
+    sandbox = {"worker": site.add_hashed("assets", "sandbox.js", (STATIC / "sandbox.js").read_bytes()),
+               "pyodide": pyodide_js, "indexURL": index_url, "stdLibURL": stdlib_url, "lockFileURL": lock_url,
+               "packageBaseUrl": "./", "packages": ["numpy"]}
     loader_url = site.add_hashed("assets", "loader.js", (STATIC / "loader.js").read_bytes())
     css_url = site.add_hashed("assets", "style.css", (STATIC / "style.css").read_bytes())
     icon_url = site.add_hashed("assets", "favicon.svg", (STATIC / "favicon.svg").read_bytes())
@@ -900,7 +904,7 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
         "pyodide": pyodide_js, "indexURL": index_url, "stdlib": stdlib_url, "lock": lock_url,
         "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url, "lazy": lazy_url,
         "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": pre["default_lang"],
-        "inlineSnapshot": pre["default_lang"],
+        "inlineSnapshot": pre["default_lang"], "sandbox": sandbox,
     }
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     html = (html.replace("{{CONFIG}}", json.dumps(config, indent=1).replace("</", "<\\/"))
@@ -1132,7 +1136,8 @@ def serve_in_thread(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Build the KV-cache explorable as a static site in dist/.")
-    ap.add_argument("command", nargs="?", choices=["build", "serve"], default="build")
+    ap.add_argument("command", nargs="?", choices=["build", "serve", "dev"], default="build",
+                    help="build dist/; serve it; or dev: the app under Panel's server (no build)")
     ap.add_argument("--out", type=Path, default=DEFAULT_DIST, help="output folder (default: dist/)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
                     help="download cache (default: $KV_EXPLORABLE_CACHE or ~/.cache/kv-explorable)")
@@ -1146,6 +1151,16 @@ def main(argv=None) -> int:
     ap.add_argument("--csp", nargs="?", const=CSP, default=None, metavar="POLICY",
                     help="serve: send a Content-Security-Policy header (default: the recommended policy)")
     args = ap.parse_args(argv)
+    if args.command == "dev":
+        from buildsupport import paneldev
+        try:
+            paneldev.serve(args.port if args.port != 8000 else 5006, not args.no_open, args.cache, args.pyodide_wheels)
+        except BuildError as e:
+            print(f"dev server failed: {e}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            pass
+        return 0
     try:
         if args.update_lock:
             update_lock(args.cache)

@@ -16,6 +16,8 @@ class A11y(ReactiveHTML):
     command = param.String(default="", doc="Last keyboard command, as 'name:counter'.")
     reduced_motion = param.Boolean(default=False, doc="The reader prefers reduced motion.")
     help_text = param.String(default="")
+    page_state = param.Dict(default={}, doc="query: the URL query of the current state (a reload keeps it); "
+                                            "weights: a checksum of the model's weights (tests).")
 
     _template = """
 <div id="region" class="sr-only" role="status" aria-live="polite" aria-atomic="true" data-testid="live"></div>
@@ -32,7 +34,14 @@ class A11y(ReactiveHTML):
         # the live region stays the same element; only its text changes, so it is announced
         "message": "region.textContent = data.message;",
         "help_text": "help.textContent = data.help_text;",
+        # on <body>, where the page's loader finds them: a reload after a failure keeps the reader's place
+        "page_state": """
+const get = (k) => data.page_state instanceof Map ? data.page_state.get(k) : (data.page_state || {})[k];
+if (get('query') !== undefined) document.body.dataset.kvState = get('query');
+if (get('weights') !== undefined) document.body.dataset.kvWeights = get('weights');
+""",
         "render": """
+self.page_state();
 region.textContent = data.message;
 help.textContent = data.help_text;
 const media = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;

@@ -1,73 +1,14 @@
-"""The lesson's two cells, live in the reader's browser. No Panel here.
+"""The lesson's second cell, live in the reader's browser: the timing table. No Panel here.
 
-- `TimingLab`: the timing table (counted multiplications next to measured
-  time, with and without the cache, at positions 8..64, then position 64 row
-  by row), one measurement at a time so the page never freezes and the reader
-  can cancel.
-- `fill_window` / `compare`: the first cell. Fill the window after "La Nela"
-  with llenar/avanzar, compare eight positions with the full pass, and run
-  the same loop to 65 to meet the IndexError.
+`TimingLab` puts counted multiplications next to measured time, with and without the
+cache, at positions 8..64, then position 64 row by row, one measurement at a time so the
+page never freezes and the reader can cancel. (The first cell, which the reader edits,
+is app/cell.py: it runs in the code sandbox.)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import numpy as np
-
-from model import sample
 from model.bench import POSITIONS, cached_seconds, full_seconds, position_row, rows_summary
 
-LESSON_CODE = """ids = tokenizer.encode("La Nela")
-logits, cache = llenar(ids)              # prefill: the prompt in one pass
-z = logits[-1]
-while len(ids) < {limit}:
-    x = sample(z, rng, top_p={top_p})    # draw the next token
-    ids.append(x)
-    z = avanzar(x, cache)                # one row, K and V appended
-"""
-
-COMPARE_AT = (8, 16, 24, 32, 40, 48, 56, 64)
-
-
-# -- the first cell ------------------------------------------------------------------------------
-
-@dataclass
-class Filled:
-    ids: list[int]
-    cache: object
-    logits: dict[int, np.ndarray] = field(default_factory=dict)   # position -> logits computed there
-    error: tuple[str, str, int] | None = None                      # (type, message, position)
-
-
-def fill_window(gpt, limit: int = 64, seed: int = 0, top_p: float = 0.9, prompt: str = "La Nela") -> Filled:
-    """The lesson's loop, as LESSON_CODE shows it. With limit 65 it stops at the IndexError."""
-    rng = np.random.default_rng(seed)
-    ids = gpt.tokenizer.encode(prompt)
-    logits, cache = gpt.llenar(ids)
-    out = Filled(ids, cache, {i + 1: logits[i] for i in range(len(ids))})
-    z = logits[-1]
-    while len(ids) < limit:
-        x = sample(z, rng, top_p=top_p)
-        ids.append(x)
-        try:
-            z = gpt.avanzar(x, cache)
-        except IndexError as e:
-            out.error = (type(e).__name__, str(e), len(ids))
-            ids.pop()
-            break
-        out.logits[len(ids)] = z
-    return out
-
-
-def compare(gpt, filled: Filled, positions=COMPARE_AT) -> dict:
-    """Largest |cached - full| at each position, the full pass over the whole text."""
-    full = gpt.forward(filled.ids)                                  # (T, V)
-    diffs = {t: float(np.abs(filled.logits[t] - full[t - 1]).max()) for t in positions if t in filled.logits}
-    return {"diffs": diffs, "max": max(diffs.values()), "shape": tuple(filled.cache.k[0].shape),
-            "numbers": filled.cache.n_numbers, "bytes": filled.cache.nbytes}
-
-
-# -- the second cell ---------------------------------------------------------------------------------
 
 class TimingLab:
     """Runs one measurement per `advance()`; `rows` and `by_row` fill in as it goes."""

@@ -28,7 +28,10 @@ def load_model():
     global _MODEL
     if _MODEL is None:
         one_blas_thread()                # under `panel serve`; nothing to do in the browser
-        _MODEL = MiniGPT.load()
+        gpt = MiniGPT.load()
+        for a in gpt.params.values():    # shared by every session: nobody writes to it
+            a.flags.writeable = False
+        _MODEL = gpt
     return _MODEL
 
 

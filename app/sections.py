@@ -14,9 +14,9 @@ from bokeh.plotting import figure
 
 from model.bench import window_ids
 
-from . import calculator, challenge, quiz
+from . import calculator, cell, challenge, quiz, sandbox
 from .i18n import num, sci, tr
-from .lab import LESSON_CODE, TimingLab, compare, fill_window
+from .lab import TimingLab
 from .views import CSS, GREEN, GREY
 
 
@@ -164,57 +164,107 @@ class LabSection(Section):
 
 # -- 2. Prove it ------------------------------------------------------------------------------------
 
+def code_editor(value: str, height: int):
+    return pn.widgets.TextAreaInput(value=value, height=height, sizing_mode="stretch_width",
+                                    stylesheets=["textarea { font-family: ui-monospace, Menlo, Consolas, monospace; "
+                                                 "font-size: 14px; line-height: 1.4; }"])
+
+
+class LatestCode:
+    """The code to run: the latest of what was typed (value_input, sent while typing) and what the
+    page set (value), so a click right after typing runs what is on the screen."""
+
+    def __init__(self, editor):
+        self.editor = editor
+        self.code = editor.value
+        editor.param.watch(self._typed, ["value", "value_input"])
+
+    def _typed(self, *events):
+        self.code = events[-1].new            # both may change in one update, with the same text
+
+
+def output_html(t, answer) -> str:
+    """What the code printed (capped by the sandbox), as a block of text."""
+    if not answer.output and not answer.more:
+        return ""
+    more = f"\n{t('code_more', n=answer.more)}" if answer.more else ""
+    return (f"<p class='explain'>{esc(t('code_output'))}</p>"
+            f"<pre class='code' data-testid='code-output'>{esc(chr(10).join(answer.output) + more)}</pre>")
+
+
+def failure_html(t, lang, answer, limit_s) -> str | None:
+    """The sentence for a run that did not finish normally (stopped, crashed, ...); None if it did."""
+    key = {"timeout": "code_stopped", "crashed": "code_crashed", "unavailable": "code_unavailable",
+           "garbled": "code_garbled", "busy": "code_busy"}.get(answer.status)
+    if key is None:
+        return None
+    text = t(key, limit=num(answer.limit_s or limit_s, lang), message=answer.message or answer.url)
+    return f"<div class='feedback wrong' role='status' data-testid='code-stopped'>{esc(text)}</div>"
+
+
 class ProveSection(Section):
     key = "prove"
 
     def build(self):
-        self.limit = 64
         self.intro = self.html_pane()
-        self.code = self.html_pane()
-        self.run_button = pn.widgets.Button(color="primary", width=200)
+        self.editor = code_editor(self.template(), 380)
+        self.code = LatestCode(self.editor)
+        self.run_button = pn.widgets.Button(color="primary", width=160)
         self.to65_button = pn.widgets.Button(color="warning", width=240)
+        self.restore_button = pn.widgets.Button(color="light", width=200)
         self.result = self.html_pane()
-        self.run_button.on_click(lambda _e: self.run(64))
-        self.to65_button.on_click(lambda _e: self.run(65))
-        self.card.objects = [self.intro, self.code, pn.FlexBox(self.run_button, self.to65_button, gap="10px"),
+        self.run_button.on_click(lambda _e: self.run())
+        self.to65_button.on_click(lambda _e: self.run(one_more=True))
+        self.restore_button.on_click(lambda _e: self.restore())
+        self.card.objects = [self.intro, self.editor,
+                             pn.FlexBox(self.run_button, self.to65_button, self.restore_button, gap="10px"),
                              self.result]
-        self.outcome = None
+        self.view.sandbox.warm(with_model=True)
+
+    def template(self) -> str:
+        ex = self.view.ex
+        return cell.cell(self.lang, ex.cfg.n_ctx, ex.settings.top_p)
 
     def label(self):
-        self.intro.object = f"<p>{esc(self.t('prove_intro'))}</p>"
+        n = self.view.n
+        self.intro.object = f"<p>{esc(self.t('prove_intro', limit=cell.LIMIT_S, n=n, m=n + 1))}</p>"
         self.run_button.name = self.t("prove_run")
-        self.to65_button.name = self.t("prove_65")
-        self.render()
+        self.to65_button.name = self.t("prove_65", n=n, m=n + 1)
+        self.restore_button.name = self.t("prove_restore")
+        self.editor.name = self.t("prove_code")
+        if self.code.code in [cell.cell(lang, n, self.view.ex.settings.top_p) for lang in cell.CELL]:
+            self.editor.value = self.template()        # not edited: follow the language
 
-    def run(self, limit: int):
-        self.limit = limit
-        ex = self.view.ex
-        filled = fill_window(ex.gpt, limit, seed=ex.settings.seed, top_p=ex.settings.top_p)
-        self.outcome = (filled, compare(ex.gpt, filled))
-        self.render()
+    def restore(self):
+        self.editor.value = self.template()
+        self.result.object = ""
 
-    def render(self):
-        code = esc(LESSON_CODE.format(limit=self.limit, top_p=self.view.ex.settings.top_p))
-        code = code.replace(f"&lt; {self.limit}", f"&lt; <mark>{self.limit}</mark>")
-        self.code.object = f"<pre class='code' data-testid='prove-code'>{code}</pre>"
-        if self.outcome is None:
-            self.result.object = ""
+    def run(self, one_more: bool = False):
+        if self.view.sandbox.busy:
             return
-        filled, r = self.outcome
-        lang = self.lang
-        text = "".join(self.view.ex.gpt.tokenizer.token_strings(filled.ids))
-        rows = "".join(f"<tr><td>{t}</td><td>{sci(d, lang)}</td></tr>" for t, d in r["diffs"].items())
-        summary = self.t("prove_summary", diff=sci(r["max"], lang), shape=r["shape"],
-                         numbers=num(r["numbers"], lang), kib=num(r["bytes"] / 1024, lang))
-        out = (f"<p class='text'>{esc(text)}</p>"
-               f"<table class='data' data-testid='prove-table'><thead><tr><th>{esc(self.t('table_pos'))}</th>"
-               f"<th>{esc(self.t('prove_diff'))}</th></tr></thead><tbody>{rows}</tbody></table>"
-               f"<p data-testid='prove-summary'>{esc(summary)}</p>")
-        if filled.error:
-            kind, message, position = filled.error
-            out += (f"<div class='error' role='alert' data-testid='prove-error'><p><code>{esc(kind)}: "
-                    f"{esc(message)}</code></p><p>{esc(self.t('error_explain', n=self.view.n, pos=position))}</p></div>")
-        self.result.object = out
+        code = self.code.code
+        if one_more:
+            code = cell.one_more(code, self.view.n)
+            self.editor.value = code
+        run = self.view.sandbox.submit(cell.payload(code, self.view.ex.settings.seed, self.lang),
+                                       lambda answer: self.show(answer, run), limit_s=cell.LIMIT_S)
+        self.result.object = (f"<div data-testid='prove-result' data-state='running' data-run='{run}'>"
+                              f"<p role='status'>{esc(self.t('code_running'))}</p></div>")
+
+    def show(self, answer, run):
+        self.view._publish_state(weights=True)      # tests check the app's model is untouched
+        t = self.t
+        out = failure_html(t, self.lang, answer, cell.LIMIT_S)
+        if out is None and answer.status == "error":
+            where = t("code_line", line=answer.line) if answer.line else ""
+            explain = (f"<p>{esc(t('cell_position_error', n=self.view.n, pos=self.view.n + 1))}</p>"
+                       if cell.is_position_error(answer.error_type, answer.message, self.view.n) else "")
+            out = (f"<div class='error' role='alert' data-testid='prove-error'><p>{esc(t('code_error'))} {esc(where)}</p>"
+                   f"<p><code>{esc(answer.error_type)}: {esc(answer.message)}</code></p>{explain}</div>")
+        elif out is None:
+            out = f"<p role='status' data-testid='prove-ok'>{esc(t('prove_ok'))}</p>"
+        self.result.object = (f"<div data-testid='prove-result' data-state='{answer.status}' data-run='{run}'>"
+                              f"{output_html(t, answer)}{out}</div>")
 
 
 # -- 3. Check your intuition ---------------------------------------------------------------------------
@@ -235,17 +285,11 @@ class QuizSection(Section):
         self.challenge_intro = self.html_pane()
         self.block = pn.widgets.Select(options={"1": 0, "2": 1}, value=0, width=110)
         self.head = pn.widgets.Select(options={str(h + 1): h for h in range(4)}, value=0, width=110)
-        self.editor = pn.widgets.TextAreaInput(value=challenge.TEMPLATE["es"], height=230,
-                                               sizing_mode="stretch_width",
-                                               stylesheets=["textarea { font-family: ui-monospace, Menlo, "
-                                                            "Consolas, monospace; font-size: 14px; }"])
+        self.editor = code_editor(challenge.TEMPLATE.get(self.lang, challenge.TEMPLATE["es"]), 230)
         self.check_button = pn.widgets.Button(color="primary", width=180)
         self.solution_button = pn.widgets.Button(color="light", width=180)
         self.result = self.html_pane()
-        # the code to check: the latest of what was typed (value_input, sent while typing) and what
-        # the page set (value), so a click right after typing checks what is on the screen
-        self.code = self.editor.value
-        self.editor.param.watch(self._typed, ["value", "value_input"])
+        self.code = LatestCode(self.editor)
         self.check_button.on_click(lambda _e: self.check())
         self.solution_button.on_click(lambda _e: self.show_solution())
         objects = [self.intro]
@@ -254,6 +298,7 @@ class QuizSection(Section):
         objects += [self.challenge_intro, pn.FlexBox(self.block, self.head, gap="10px"), self.editor,
                     pn.FlexBox(self.check_button, self.solution_button, gap="10px"), self.result]
         self.card.objects = objects
+        self.view.sandbox.warm()
 
     def label(self):
         self.intro.object = f"<p>{esc(self.t('quiz_intro'))}</p>"
@@ -266,12 +311,13 @@ class QuizSection(Section):
             choice.name = self.t(f"quiz_{qid}", T=self.view.n)
             self.answer(qid)
         self.challenge_intro.object = (f"<h3>{esc(self.t('challenge_title'))}</h3>"
-                                       f"<p>{esc(self.t('challenge_intro'))}</p>")
+                                       f"<p>{esc(self.t('challenge_intro', limit=sandbox.LIMIT_S))}</p>")
         self.block.name = self.t("challenge_block")
         self.head.name = self.t("challenge_head")
         self.editor.name = self.t("challenge_code")
-        if self.editor.value in challenge.TEMPLATE.values():
-            self.editor.value = challenge.TEMPLATE.get(self.lang, challenge.TEMPLATE["es"])
+        if self.code.code in [*challenge.TEMPLATE.values(), *challenge.SOLUTION.values()]:
+            pick = challenge.SOLUTION if self.code.code in challenge.SOLUTION.values() else challenge.TEMPLATE
+            self.editor.value = pick.get(self.lang, pick["es"])     # not edited: follow the language
         self.check_button.name = self.t("challenge_check")
         self.solution_button.name = self.t("challenge_solution")
 
@@ -298,31 +344,38 @@ class QuizSection(Section):
         return ex.gpt.attention_at(ex.ids, self.block.value, self.head.value)
 
     def check(self):
+        if self.view.sandbox.busy:
+            return
         q, K, V, out = self.case()
-        r = challenge.run(self.code, q, K, V, out)
-        lang, t = self.lang, self.view.ex.t
-        where = self.t("challenge_where", t=t, block=self.block.value + 1, head=self.head.value + 1)
-        if r.ok:
-            body = f"<div class='feedback right' role='status'><b>{esc(self.t('challenge_ok', diff=sci(r.diff, lang)))}</b> {esc(where)}</div>"
-        elif r.error_type and r.problem is None:
-            line = self.t("challenge_line", line=r.line) if r.line else ""
-            body = (f"<div class='feedback wrong' role='status'>{esc(self.t('challenge_error'))} {esc(line)}"
-                    f"<pre class='code'>{esc(r.error_type)}: {esc(r.error_message)}</pre>"
-                    f"{esc(self.t('challenge_hint_' + ('loop' if r.error_type == 'TooLong' else 'error')))}</div>")
-        elif r.problem:
-            body = (f"<div class='feedback wrong' role='status'>"
-                    f"{esc(self.t('challenge_' + r.problem, shape=r.shape, expected=tuple(np.shape(out))))}</div>")
-        else:
-            body = (f"<div class='feedback wrong' role='status'>"
-                    f"{esc(self.t('challenge_diff', diff=sci(r.diff, lang)))} {esc(where)}</div>")
-        self.result.object = f"<div data-testid='challenge-result'>{body}</div>"
+        where = self.t("challenge_where", t=self.view.ex.t, block=self.block.value + 1, head=self.head.value + 1)
+        run = self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
+                                       lambda answer: self.show_check(challenge.judge(answer, out), out, where, run))
+        self.result.object = (f"<div data-testid='challenge-result' data-state='running' data-run='{run}'>"
+                              f"<p role='status'>{esc(self.t('code_running'))}</p></div>")
 
-    def _typed(self, *events):
-        """Both may change in one update (then param passes both events); they carry the same text."""
-        self.code = events[-1].new
+    def show_check(self, verdict, out, where, run):
+        self.view._publish_state(weights=True)      # tests check the app's model is untouched
+        lang, answer = self.lang, verdict.answer
+        if verdict.kind == "right":
+            body = f"<div class='feedback right' role='status'><b>{esc(self.t('challenge_ok', diff=sci(verdict.diff, lang)))}</b> {esc(where)}</div>"
+        elif verdict.kind == "wrong":
+            body = (f"<div class='feedback wrong' role='status'>"
+                    f"{esc(self.t('challenge_diff', diff=sci(verdict.diff, lang)))} {esc(where)}</div>")
+        elif verdict.kind == "error":
+            line = self.t("code_line", line=answer.line) if answer.line else ""
+            body = (f"<div class='feedback wrong' role='status'>{esc(self.t('code_error'))} {esc(line)}"
+                    f"<pre class='code'>{esc(answer.error_type)}: {esc(answer.message)}</pre>"
+                    f"{esc(self.t('challenge_hint_error'))}</div>")
+        elif verdict.kind == "problem":
+            body = (f"<div class='feedback wrong' role='status'>"
+                    f"{esc(self.t('challenge_' + verdict.problem, shape=verdict.shape, expected=tuple(np.shape(out))))}</div>")
+        else:
+            body = failure_html(self.t, self.lang, answer, sandbox.LIMIT_S)
+        self.result.object = (f"<div data-testid='challenge-result' data-state='{verdict.kind}' data-run='{run}'>{body}"
+                              f"{output_html(self.t, answer)}</div>")
 
     def show_solution(self):
-        self.editor.value = challenge.SOLUTION
+        self.editor.value = challenge.SOLUTION.get(self.lang, challenge.SOLUTION["es"])
 
 
 # -- 4. How much context fits -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ clock's comparison. Switching the mode therefore never recomputes anything.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,10 +30,13 @@ REFERENCE = ("Se puso el sol. Tras el breve crepúsculo vino tranquila y oscura 
 
 @dataclass
 class StepError:
-    """The exception a step raised, as the reader will see it."""
+    """The exception a step raised, as the reader will see it. `lesson`: it is the lesson's
+    error, the position table's IndexError past n_ctx; anything else is a failure and is
+    reported as what it is."""
     type_name: str
     message: str
     position: int
+    lesson: bool = True
 
 
 @dataclass
@@ -125,11 +129,12 @@ class Explorer:
         At t = n_ctx the next position does not exist: the model raises its
         own IndexError, kept in `self.error`; nothing else changes (the cache
         is untouched, the generator rewound: trying again gives the same error).
+        Any other exception (non-finite logits, say) is kept the same way, but
+        not taken for the lesson's.
         """
         s = self.settings
         rng_state = self.rng.bit_generator.state
-        token = sample(self.next_logits, self.rng, s.temperature, None, s.top_p)
-        ids = self.ids + [token]
+        ids = self.ids + [None]
 
         def with_cache():                       # avanzar: one row, on a copy of the cache
             grown = self.cache.copy()
@@ -143,18 +148,28 @@ class Explorer:
         other = FULL if self.mode == CACHE else CACHE
         seconds = {}
         try:
+            token = ids[-1] = sample(self.next_logits, self.rng, s.temperature, None, s.top_p)
             (logits, cache), seconds[self.mode] = timed(ways[self.mode])
             if measure:
                 (check, _), seconds[other] = timed(ways[other])
-        except IndexError as e:
+        except Exception as e:                 # the model's own error, kept for the reader to see
             self.rng.bit_generator.state = rng_state
-            self.error = StepError(type(e).__name__, str(e), position=len(ids))
+            lesson = isinstance(e, IndexError) and len(ids) > self.cfg.n_ctx
+            self.error = StepError(type(e).__name__, str(e), position=len(ids), lesson=lesson)
             return False
         self.ids, self.cache, self.next_logits = ids, cache, logits
         self.error = None
         self.measures[self.t] = (Measure(seconds[CACHE], seconds[FULL], float(np.abs(logits - check).max()))
                                  if measure else Measure())
         return True
+
+    def weights_digest(self) -> str:
+        """A checksum of the model's weights: the page shows it to tests, which check that nothing
+        the reader does (their code runs elsewhere) changes them."""
+        h = hashlib.sha256()
+        for name in sorted(self.gpt.params):
+            h.update(name.encode() + b"\0" + np.ascontiguousarray(self.gpt.params[name]).tobytes())
+        return h.hexdigest()[:16]
 
     def proof_now(self) -> float:
         """Largest |cached - full| of the logits at the current position, computed afresh:

@@ -4,6 +4,7 @@ updated by changing its data sources; HTML readouts are re-rendered strings.
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 
 import numpy as np
 import panel as pn
@@ -15,6 +16,7 @@ from bokeh.plotting import figure
 
 from . import i18n
 from .a11y import A11y
+from .sandbox import CodeSandbox
 from .i18n import num, sci, tr
 from .state import CACHE, COMPUTED, FULL, FUTURE, READ, Explorer
 from .urlstate import SPEED_RANGE, UrlState
@@ -113,6 +115,7 @@ class ExplorableView:
         self.lang_select = pn.widgets.RadioButtonGroup(options={"Español": "es", "English": "en",
                                                                 "Português": "pt"}, value=self.lang, width=270)
         self.a11y = A11y(sizing_mode="stretch_width")
+        self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
 
         self.step_button.on_click(lambda _e: self.do("step"))
         self.reset_button.on_click(lambda _e: self.do("reset"))
@@ -243,7 +246,7 @@ class ExplorableView:
             self.header, self.notices, self.text, controls, self.error,
             self.grid_heading, self.grid_pane, self.grid_note, self.bars_heading, self.bars_pane, self.readouts,
             self.clock_heading, self.clock_pane, self.advanced, self.table_card,
-            self.more_heading, *[section.card for section in self.sections],
+            self.more_heading, *[section.card for section in self.sections], self.sandbox,
             sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 
     # -- language -------------------------------------------------------------------------
@@ -359,13 +362,23 @@ class ExplorableView:
             self.play_button.value = False
             return
         self.play_button.name = self.t("pause") if playing else self.t("play")
-        was_playing = self._callback is not None
-        self._stop_timer()
+        was_playing = self._callback is not None and self._callback.running
         if playing:
-            self._callback = pn.state.add_periodic_callback(self.step, period=self._period())
+            if not was_playing:
+                self._timer().start()
             self.a11y.message = self.t("live_play")
         elif was_playing:
+            self._callback.stop()
             self.a11y.message = self.t("live_pause")
+
+    def _timer(self):
+        """One periodic callback for the view's whole life, started and stopped (Panel keeps
+        every callback it creates, so a new one per press would pile up)."""
+        if self._callback is None:
+            self._callback = pn.state.add_periodic_callback(self.step, period=self._period(), start=False)
+        else:
+            self._callback.period = self._period()
+        return self._callback
 
     def _period(self) -> int:
         speed = self.speed.value
@@ -373,15 +386,9 @@ class ExplorableView:
             speed = min(speed, 2)
         return int(1000 / speed)
 
-    def _stop_timer(self):
-        if self._callback is not None:
-            self._callback.stop()
-            self._callback = None
-
     def _restart_timer(self):
         if self._callback is not None:
-            self._stop_timer()
-            self._callback = pn.state.add_periodic_callback(self.step, period=self._period())
+            self._callback.period = self._period()    # a running callback restarts with it
 
     # -- drawing --------------------------------------------------------------------------------
     def refresh(self):
@@ -395,6 +402,18 @@ class ExplorableView:
         if not self.table_card.collapsed:
             self._render_table()
         self._render_share()
+        self._publish_state()
+
+    def _publish_state(self, weights: bool = False):
+        """The page's state for a reload that keeps the reader's place (and, when asked, the weights'
+        checksum for tests): on the page's <body>, through the A11y helper."""
+        u = replace(self.url, mode=self.ex.mode, t=self.ex.t, seed=self.ex.settings.seed,
+                    top_p=self.ex.settings.top_p, speed=self.speed.value, notices=[])
+        state = {"query": u.query(), "weights": self.a11y.page_state.get("weights", "")}
+        if weights or not state["weights"] or self.ex.error is not None:
+            state["weights"] = self.ex.weights_digest()
+        if state != self.a11y.page_state:
+            self.a11y.page_state = state
 
     def _render_share(self):
         """A link that opens the page in this state (language, mode, t, seed, top-p, speed)."""
@@ -594,11 +613,13 @@ class ExplorableView:
             self.error.visible = False
             self.error.object = ""
             return
+        heading, explain = (("error_heading", "error_explain") if e.lesson
+                            else ("step_failed_heading", "step_failed_explain"))
         self.error.object = (
-            f"<div class='error' role='alert' data-testid='error'>"
-            f"<h2>{html.escape(self.t('error_heading', pos=e.position))}</h2>"
+            f"<div class='error' role='alert' data-testid='error' data-lesson='{str(e.lesson).lower()}'>"
+            f"<h2>{html.escape(self.t(heading, pos=e.position))}</h2>"
             f"<p><code>{html.escape(e.type_name)}: {html.escape(e.message)}</code></p>"
-            f"<p>{html.escape(self.t('error_explain', n=self.n, pos=e.position))}</p></div>")
+            f"<p>{html.escape(self.t(explain, n=self.n, pos=e.position))}</p></div>")
         self.error.visible = True
 
     def _render_table(self):

@@ -34,6 +34,11 @@
       retry: "Reintentar",
       snapshot: "Vista previa: se vuelve interactiva al terminar la carga.",
       title: "La caché de claves y valores",
+      stopped: "La página interactiva se detuvo.",
+      stoppedHint: "Recarga para seguir: volverás al mismo punto del texto.",
+      pyerror: "Algo falló en la página.",
+      reload: "Recargar",
+      dismiss: "Seguir sin recargar",
     },
     en: {
       runtime: "Downloading Python (Pyodide)",
@@ -46,6 +51,11 @@
       retry: "Retry",
       snapshot: "Preview: it becomes interactive when loading finishes.",
       title: "The key-value cache",
+      stopped: "The interactive page stopped.",
+      stoppedHint: "Reload to go on: you will be back at the same point of the text.",
+      pyerror: "Something went wrong on the page.",
+      reload: "Reload",
+      dismiss: "Go on without reloading",
     },
     pt: {
       runtime: "Baixando o Python (Pyodide)",
@@ -58,6 +68,11 @@
       retry: "Tentar novamente",
       snapshot: "Pré-visualização: fica interativa quando o carregamento terminar.",
       title: "O cache de chaves e valores",
+      stopped: "A página interactiva parou.",
+      stoppedHint: "Recarregue para continuar: voltará ao mesmo ponto do texto.",
+      pyerror: "Algo correu mal na página.",
+      reload: "Recarregar",
+      dismiss: "Continuar sem recarregar",
     },
   };
   const TEXT = SHELL_TEXT[lang] || SHELL_TEXT.en;
@@ -66,6 +81,13 @@
   const STAGES = { runtime: [0, 0.45, 2500], packages: [0.45, 0.6, 800], app: [0.6, 1, 2200] };
 
   const kv = (window.kv = { lang, times: {}, requests: [], worker: null });
+  // The reader's code sandbox (app/sandbox_host.js) runs on the same runtime files as the app.
+  if (cfg.sandbox) {
+    window.kvSandboxConfig = Object.assign({}, cfg.sandbox);
+    for (const key of ["worker", "pyodide", "indexURL", "stdLibURL", "lockFileURL", "packageBaseUrl"]) {
+      if (cfg.sandbox[key]) window.kvSandboxConfig[key] = abs(cfg.sandbox[key]);
+    }
+  }
   const t0 = performance.now();
   let worker = null;
   let stage = "runtime";
@@ -171,6 +193,7 @@
       case "pyerror":
         console.error(msg.message);
         document.body.setAttribute("data-pyerror", msg.message.split("\n").slice(-2).join(" "));
+        showError({ where: "app", message: msg.message.trim().split("\n").slice(-1)[0], failures: [], soft: true });
         break;
     }
   }
@@ -307,32 +330,55 @@
     meter.setAttribute("aria-valuenow", String(Math.round(f * 100)));
   }
 
+  // Before the page is live: what failed to load, and a retry. After: the page stopped (the worker died)
+  // or a callback failed (soft): said where the reader is looking, with a reload that keeps the URL
+  // state (the app keeps it on <body data-kv-state>).
   function showError(msg) {
-    failed = true;
-    console.error("kv-explorable:", msg.where, msg.detail || msg.message);
     const box = $("kv-error");
     if (!box) return document.addEventListener("DOMContentLoaded", () => showError(msg));
+    console.error("kv-explorable:", msg.where, msg.detail || msg.message);
+    const after = live || msg.live;
+    if (!msg.soft) failed = true;
     const files = [...new Set((msg.failures || []).map((f) => `${f.url} (${f.reason})`))];
-    if (!files.length && msg.where) files.push(msg.where);
+    if (!files.length && msg.where && !after) files.push(msg.where);
+    $("kv-failed").textContent = after ? (msg.soft ? TEXT.pyerror : TEXT.stopped) : TEXT.failed;
     $("kv-error-message").textContent = msg.message || TEXT.failed;
+    $("kv-files-label").hidden = !files.length;
     const list = $("kv-error-files");
     list.replaceChildren(...files.map((f) => {
       const li = document.createElement("li");
       li.textContent = f;
       return li;
     }));
+    $("kv-hint").textContent = after ? TEXT.stoppedHint : TEXT.hint;
+    $("kv-retry").textContent = after ? TEXT.reload : TEXT.retry;
+    $("kv-dismiss").hidden = !msg.soft;
     box.hidden = false;
     $("kv-progress").hidden = true;
-    document.body.setAttribute("data-error", `${msg.where || ""}: ${msg.message || ""}`);
-    if (worker) worker.terminate();
+    $("kv-loader").hidden = false;
+    if (!msg.soft) {
+      document.body.setAttribute("data-error", `${msg.where || ""}: ${msg.message || ""}`);
+      if (worker) worker.terminate();
+    }
+  }
+
+  function reloadKeepingState() {
+    const query = document.body.dataset.kvState || location.search;
+    location.replace(location.pathname + query + location.hash);
   }
 
   function retry() {
+    if (live) return reloadKeepingState();
     $("kv-error").hidden = true;
     $("kv-progress").hidden = false;
     downloads.runtime.clear();
     downloads.packages.clear();
     startWorker();
+  }
+
+  function dismiss() {
+    $("kv-error").hidden = true;
+    $("kv-loader").hidden = true;
   }
 
   /* ---------------- embedding ---------------- */
@@ -366,6 +412,8 @@
     $("kv-retry").textContent = TEXT.retry;
     $("kv-hint").textContent = TEXT.hint;
     $("kv-retry").addEventListener("click", retry);
+    $("kv-dismiss").textContent = TEXT.dismiss;
+    $("kv-dismiss").addEventListener("click", dismiss);
     $("kv-note").textContent = TEXT.snapshot;
     if (!failed) setStage(stage);
     reportHeight();

@@ -38,6 +38,7 @@ self.fetch = async (input, init) => {
     if (!resp.ok) {
       failures.push({ url, reason: `HTTP ${resp.status}` });
       post({ type: "fetch", url, kind, state: "fail", reason: `HTTP ${resp.status}` });
+      failFast(url, `HTTP ${resp.status}`);
     } else {
       post({ type: "fetch", url, kind, state: "done", at: Date.now() });
     }
@@ -48,11 +49,20 @@ self.fetch = async (input, init) => {
       : `download failed (${e})`;
     failures.push({ url, reason });
     post({ type: "fetch", url, kind, state: "fail", reason });
+    failFast(url, reason);
     throw e;
   } finally {
     pending.delete(url);
   }
 };
+
+// A file the start-up needs did not arrive: say so now. (Pyodide may otherwise wait for ever on a
+// missing pyodide.asm.wasm, and the page would show a creeping bar.) Later downloads (lazy modules)
+// fail as ImportErrors in Python instead.
+let started = false;
+function failFast(url, reason) {
+  if (!started) fail(url, new Error(`${url}: ${reason}`));
+}
 
 function fail(where, err) {
   const detail = err && err.message ? err.message : String(err);
@@ -64,6 +74,7 @@ function fail(where, err) {
     failures: failures.slice(),
     message: lines[lines.length - 1] || detail,
     detail,
+    live: started,
   });
 }
 
@@ -122,6 +133,16 @@ class _KvLazyFinder(importlib.abc.MetaPathFinder):
 sys.meta_path.append(_KvLazyFinder(json.loads(KV_LAZY), KV_BASE))
 del KV_LAZY
 `;
+
+// After a fatal error (out of memory, a stack overflow in the app) Pyodide refuses every call.
+function alive() {
+  try {
+    pyodide.runPython("0");
+    return true;
+  } catch (e) {
+    return false;
+  }
+}
 
 function sendPatch(patch, buffers, msg_id) {
   post({ type: "patch", patch, buffers });
@@ -204,6 +225,7 @@ _kv_result
     const [docs_json, render_items, root_ids] = result.toJs();
     result.destroy();
     times.app = performance.now() - t0;
+    started = true;
     post({ type: "render", docs_json, render_items, root_ids, times });
   } catch (e) {
     return fail("app", e);
@@ -228,6 +250,7 @@ from panel.io.pyodide import _convert_json_patch
 state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")
 `);
     } catch (e) {
+      if (!alive()) return fail("app", e);     // the interpreter itself is gone: the page must say so
       post({ type: "pyerror", message: String(e) });
     }
     post({ type: "idle" });

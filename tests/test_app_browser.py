@@ -6,53 +6,28 @@ Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import (chromium, chromium_missing, current_t, errors, foreign, free_port, open_app,
-                           open_card, plain, serve, shot, text_of, wait_plain, wait_t)
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.browser import (chromium, chromium_missing, current_t, errors, foreign, open_app, open_card, plain,
+                           shot, text_of, wait_plain, wait_t)
+from tests.servers import app_server
 
 
 def where(app_url: str) -> str:
     return "static-" if app_url.endswith("index.html") else "served-"
+
+
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 
 @pytest.fixture(scope="module", params=["served", "static"])
 def app_url(request):
-    """The app's URL: `panel serve`, or the static site (skipped without the compiled wheels)."""
-    if request.param == "static":
-        from tests.site_fixtures import site_self_contained
-        with serve(site_self_contained()) as base:
-            yield base + "index.html"
-        return
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
-         "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/explorable"
-    deadline = time.time() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                proc.kill()
-                pytest.fail("panel serve did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
-            time.sleep(0.3)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    """The app's URL: Panel's server (`build.py dev`), or the static site."""
+    with app_server(request.param) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -204,14 +179,14 @@ def test_sections_below_the_figure(browser, app_url):
         assert re.search(rf"(^|\n){t}\t", table), table
     assert "9\u202f437\u202f184" in table or "9 437 184" in table
     assert "Hecho: 10 medidas" in text_of(page, "lab-status")
-    # 2. prove it
+    # 2. try it: the lesson's cell, in the code sandbox
     open_card(page, "Pruébalo: la primera celda de la lección")
-    page.get_by_role("button", name="Ejecutar").click()
-    summary = page.locator("[data-testid=prove-summary]")
-    summary.wait_for()
-    assert "(4, 64, 16)" in summary.inner_text() and re.search(r"\de-1[4-6]", summary.inner_text())
-    page.get_by_role("button", name="Cambiar el 64 por 65").click()
-    page.locator("[data-testid=prove-error]").wait_for()
+    page.get_by_role("button", name="Ejecutar", exact=True).click()
+    page.locator("[data-testid=prove-result][data-run='1']:not([data-state=running])").wait_for(timeout=90000)
+    output = text_of(page, "code-output")
+    assert "(4, 64, 16)" in output and re.search(r"\de-1[4-6]", output)
+    page.get_by_role("button", name="Cambiar el 64 por 65 y ejecutar").click()
+    page.locator("[data-testid=prove-error]").wait_for(timeout=30000)
     assert "IndexError" in text_of(page, "prove-error")
     # 3. quiz and challenge
     open_card(page, "Comprueba tu intuición: cinco preguntas y un reto")
@@ -222,7 +197,7 @@ def test_sections_below_the_figure(browser, app_url):
     page.locator("[data-testid=quiz-total]").wait_for()
     assert "No exactamente" in text_of(page, "quiz-total") and "33.1×" in text_of(page, "quiz-total")
     page.get_by_role("button", name="Comprobar").click()
-    page.locator("[data-testid=challenge-result]").wait_for()
+    page.locator("[data-testid=challenge-result][data-state=wrong]").wait_for(timeout=30000)
     assert "no coincide" in text_of(page, "challenge-result")
     editor = page.locator("textarea").first
     editor.fill("def atencion(q, K, V):\n    return q @ K\n")

@@ -122,3 +122,24 @@ def test_vectors_are_the_cache(ex):
 def test_bad_mode_is_refused(ex):
     with pytest.raises(ValueError):
         ex.set_mode("turbo")
+
+
+def test_only_the_position_tables_error_is_the_lessons(gpt, ex):
+    ex.advance_to(64)
+    assert not ex.step() and ex.error.lesson and ex.error.type_name == "IndexError"
+    from model import MiniGPT
+    broken = dict(gpt.params)
+    broken["lnf.g"] = np.full_like(broken["lnf.g"], np.nan)        # every logit NaN
+    bad = Explorer(MiniGPT(broken, gpt.config, gpt.tokenizer), Settings(seed=0))
+    assert not bad.step()
+    assert bad.error is not None and not bad.error.lesson and bad.error.position == 3
+    assert bad.t == 2                                                 # nothing else changed
+
+
+def test_weights_digest_follows_the_weights(gpt):
+    from model import MiniGPT
+    a = Explorer(gpt).weights_digest()
+    changed = dict(gpt.params)
+    changed["wpe"] = changed["wpe"] + 1e-12
+    assert Explorer(MiniGPT(changed, gpt.config, gpt.tokenizer)).weights_digest() != a
+    assert Explorer(gpt).weights_digest() == a

@@ -81,3 +81,37 @@ def test_html_snapshot_draws_the_state():
     assert "Step" in html and "K, block 1" in html
     v.do("toggle")
     assert render(v).count("class='cell now'") == 4           # with the cache: only the new column
+
+
+def test_animating_and_resetting_leaks_nothing():
+    """30 cycles of Animar, a step, Pausa, Reiniciar: one periodic callback for the view's whole life
+    (Panel keeps every callback it creates), and no growth in the objects Python holds."""
+    import gc
+
+    import panel as pn
+    from bokeh.document import Document
+    from panel.io.callbacks import PeriodicCallback
+    from panel.io.state import set_curdoc
+
+    doc = Document()
+    with set_curdoc(doc):
+        v = create_view("?lang=es")
+
+        def cycle():
+            v.do("play")
+            v.step()
+            v.do("play")
+            v.do("reset")
+
+        for _ in range(5):                       # warm up caches (formatting, Bokeh property caches)
+            cycle()
+        gc.collect()
+        before = len(gc.get_objects())
+        for _ in range(30):
+            cycle()
+        gc.collect()
+        after = len(gc.get_objects())
+        assert len(pn.state._periodic.get(doc, [])) == 1
+        assert sum(isinstance(o, PeriodicCallback) for o in gc.get_objects()) == 1
+        assert after - before < 300, (before, after)      # not per cycle: 30 cycles of a leak would be more
+        assert not v._callback.running and v.ex.t == 2
