@@ -13,12 +13,11 @@ expects: any other message is reported as garbled. The app then checks the numbe
 against the model's own output, computed in its own interpreter.
 
     sandbox.warm()                                  # when the reader opens a section with code
-    sandbox.submit(request, on_answer)              # on_answer(Answer), once
+    sandbox.submit(request, on_answer)              # on_answer(Answer, run number), once
 """
 from __future__ import annotations
 
 import base64
-import itertools
 import json
 import math
 import os
@@ -179,7 +178,7 @@ class CodeSandbox(ReactiveHTML):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._ids = itertools.count(1)
+        self._next = 1
         self._waiting: dict[int, object] = {}
         self.param.watch(self._on_response, "response")
 
@@ -200,11 +199,16 @@ class CodeSandbox(ReactiveHTML):
     def busy(self) -> bool:
         return bool(self._waiting)
 
+    @property
+    def next_run(self) -> int:
+        """The number the next run will get (1, 2, ...): pages mark their results with it."""
+        return self._next
+
     def submit(self, payload: dict, on_answer, limit_s: float = LIMIT_S) -> int:
-        """Run `payload` (for app/sandbox_runner.run_json) in the sandbox; on_answer(Answer) when it
-        ends. Returns the run's number (1, 2, ...)."""
+        """Run `payload` (for app/sandbox_runner.run_json) in the sandbox; on_answer(Answer, run number)
+        when it ends. Returns the run's number."""
         self.warm()
-        rid = next(self._ids)
+        rid, self._next = self._next, self._next + 1
         self._waiting[rid] = on_answer
         self.request = {"id": rid, "payload": json.dumps(payload, allow_nan=False), "limit_s": limit_s}
         return rid
@@ -214,4 +218,4 @@ class CodeSandbox(ReactiveHTML):
         rid = response.get("id") if isinstance(response, dict) else None
         on_answer = self._waiting.pop(rid, None) if isinstance(rid, int) else None
         if on_answer is not None:
-            on_answer(read_answer(response))
+            on_answer(read_answer(response), rid)

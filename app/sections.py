@@ -246,10 +246,11 @@ class ProveSection(Section):
         if one_more:
             code = cell.one_more(code, self.view.n)
             self.editor.value = code
-        run = self.view.sandbox.submit(cell.payload(code, self.view.ex.settings.seed, self.lang),
-                                       lambda answer: self.show(answer, run), limit_s=cell.LIMIT_S)
-        self.result.object = (f"<div data-testid='prove-result' data-state='running' data-run='{run}'>"
-                              f"<p role='status'>{esc(self.t('code_running'))}</p></div>")
+        self.result.object = (f"<div data-testid='prove-result' data-state='running' "
+                              f"data-run='{self.view.sandbox.next_run}'><p role='status'>"
+                              f"{esc(self.t('code_running'))}</p></div>")
+        self.view.sandbox.submit(cell.payload(code, self.view.ex.settings.seed, self.lang), self.show,
+                                 limit_s=cell.LIMIT_S)
 
     def show(self, answer, run):
         self.view._publish_state(weights=True)      # tests check the app's model is untouched
@@ -348,10 +349,11 @@ class QuizSection(Section):
             return
         q, K, V, out = self.case()
         where = self.t("challenge_where", t=self.view.ex.t, block=self.block.value + 1, head=self.head.value + 1)
-        run = self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
-                                       lambda answer: self.show_check(challenge.judge(answer, out), out, where, run))
-        self.result.object = (f"<div data-testid='challenge-result' data-state='running' data-run='{run}'>"
-                              f"<p role='status'>{esc(self.t('code_running'))}</p></div>")
+        self.result.object = (f"<div data-testid='challenge-result' data-state='running' "
+                              f"data-run='{self.view.sandbox.next_run}'><p role='status'>"
+                              f"{esc(self.t('code_running'))}</p></div>")
+        self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
+                                 lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run))
 
     def show_check(self, verdict, out, where, run):
         self.view._publish_state(weights=True)      # tests check the app's model is untouched

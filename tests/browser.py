@@ -198,3 +198,25 @@ def errors(page):
 def open_card(page, title: str):
     """Open a collapsed Panel card by its title."""
     page.get_by_text(title, exact=True).first.click()
+
+
+def run_and_wait(page, testid: str, button: str, timeout_ms: int = 60000):
+    """Press `button` and wait for the answer of the run it starts (results carry data-run, a number
+    that grows with every run of the page's code sandbox); returns the answer's locator."""
+    old = page.locator(f"[data-testid={testid}]")
+    before = int(old.first.get_attribute("data-run") or 0) if old.count() else 0
+    page.get_by_role("button", name=button, exact=True).click()
+    page.wait_for_function(
+        """([testid, before]) => {
+          const find = (root) => {
+            const hit = root.querySelector(`[data-testid=${testid}]`);
+            if (hit) return hit;
+            for (const el of root.querySelectorAll('*')) {
+              if (el.shadowRoot) { const h = find(el.shadowRoot); if (h) return h; }
+            }
+            return null;
+          };
+          const el = find(document);
+          return el && Number(el.dataset.run) > before && el.dataset.state !== 'running';
+        }""", arg=[testid, before], timeout=timeout_ms)
+    return page.locator(f"[data-testid={testid}]").first

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import (chromium, chromium_missing, current_t, errors, foreign, open_app, open_card, plain,
-                           shot, text_of, wait_plain, wait_t)
+                           run_and_wait, shot, text_of, wait_plain, wait_t)
 from tests.servers import app_server
 
 
@@ -181,8 +181,7 @@ def test_sections_below_the_figure(browser, app_url):
     assert "Hecho: 10 medidas" in text_of(page, "lab-status")
     # 2. try it: the lesson's cell, in the code sandbox
     open_card(page, "Pruébalo: la primera celda de la lección")
-    page.get_by_role("button", name="Ejecutar", exact=True).click()
-    page.locator("[data-testid=prove-result][data-run='1']:not([data-state=running])").wait_for(timeout=90000)
+    run_and_wait(page, "prove-result", "Ejecutar", timeout_ms=90000)
     output = text_of(page, "code-output")
     assert "(4, 64, 16)" in output and re.search(r"\de-1[4-6]", output)
     page.get_by_role("button", name="Cambiar el 64 por 65 y ejecutar").click()
@@ -196,17 +195,13 @@ def test_sections_below_the_figure(browser, app_url):
     page.get_by_role("radio", name="64 veces, como el último token").check()
     page.locator("[data-testid=quiz-total]").wait_for()
     assert "No exactamente" in text_of(page, "quiz-total") and "33.1×" in text_of(page, "quiz-total")
-    page.get_by_role("button", name="Comprobar").click()
-    page.locator("[data-testid=challenge-result][data-state=wrong]").wait_for(timeout=30000)
-    assert "no coincide" in text_of(page, "challenge-result")
-    editor = page.locator("textarea").first
+    assert "no coincide" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
+    editor = page.get_by_role("textbox", name="Tu código")
     editor.fill("def atencion(q, K, V):\n    return q @ K\n")
-    page.get_by_role("button", name="Comprobar").click()
-    page.locator("[data-testid=challenge-result]", has_text="ValueError").wait_for()
+    assert "ValueError" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
     page.get_by_role("button", name="Ver una solución").click()
-    page.wait_for_timeout(300)
-    page.get_by_role("button", name="Comprobar").click()
-    page.locator("[data-testid=challenge-result]", has_text="Igual que el modelo").wait_for()
+    expect(editor).to_have_value(re.compile(r"w = w / w.sum\(\)"))
+    assert "Igual que el modelo" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
     # 4. how much context fits
     open_card(page, "¿Cuánto contexto cabe? La memoria de la caché en modelos reales")
     page.locator("[data-testid=ctx-tokens]", has_text="65\u202f378").wait_for()

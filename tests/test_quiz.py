@@ -2,6 +2,7 @@
 import pytest
 
 from app.main import create_view
+from tests.sandbox_here import answer_here
 from app.quiz import QUESTIONS, is_right, numbers
 
 
@@ -58,8 +59,18 @@ def test_feedback_in_every_language(lang):
     assert "12" in ratio                                    # explained at the page's own position
 
 
+def built(query: str, key: str):
+    """A view whose code sandbox answers in-process (tests/sandbox_here.py), and one section built."""
+    view = create_view(query)
+    answer_here(view.sandbox)
+    section = next(s for s in view.sections if s.key == key)
+    section.ensure_built()
+    return view, section
+
+
 def test_challenge_through_the_view():
     view = create_view("?lang=en&t=20")
+    answer_here(view.sandbox)
     quiz = next(s for s in view.sections if s.key == "quiz")
     quiz.ensure_built()
     quiz.check()
@@ -92,19 +103,19 @@ def test_context_calculator_view():
 
 
 def test_prove_view():
-    view = create_view("?lang=es")
-    prove = next(s for s in view.sections if s.key == "prove")
-    prove.ensure_built()
-    prove.run(64)
-    assert "(4, 64, 16)" in prove.result.object and "16\u202f384" in prove.result.object
-    prove.run(65)
-    assert "IndexError" in prove.result.object and "<mark>65</mark>" in prove.code.object
+    view, prove = built("?lang=es", "prove")
+    prove.run()
+    assert "(4, 64, 16)" in prove.result.object and "16384 números" in prove.result.object
+    assert "prove-ok" in prove.result.object
+    prove.run(one_more=True)
+    assert "IndexError" in prove.result.object and "64 filas" in prove.result.object
+    assert "while len(ids) &lt; 65" in prove.result.object or "while len(ids) < 65" in prove.editor.value
+    prove.restore()
+    assert "while len(ids) < 64" in prove.editor.value and prove.result.object == ""
 
 
 def test_challenge_checks_what_is_typed_before_the_field_loses_focus():
-    view = create_view("?lang=en&t=10")
-    quiz = next(s for s in view.sections if s.key == "quiz")
-    quiz.ensure_built()
+    view, quiz = built("?lang=en&t=10", "quiz")
     quiz.editor.value_input = "def attention(q, K, V):\n    return q @ K\n"   # typed, not yet committed
     quiz.check()
     assert "ValueError" in quiz.result.object
@@ -114,9 +125,7 @@ def test_challenge_checks_what_is_typed_before_the_field_loses_focus():
 
 
 def test_challenge_code_when_value_and_value_input_change_together():
-    view = create_view("?lang=es&t=10")
-    quiz = next(s for s in view.sections if s.key == "quiz")
-    quiz.ensure_built()
+    view, quiz = built("?lang=es&t=10", "quiz")
     code = "def atencion(q, K, V):\n    return q @ K\n"
     quiz.editor.param.update(value=code, value_input=code)       # as the browser sends them on blur
     quiz.check()

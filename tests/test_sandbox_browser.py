@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import LIMIT_S
-from tests.browser import chromium, chromium_missing, errors, open_app, open_card, wait_plain, wait_t
+from tests.browser import (chromium, chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain,
+                           wait_t)
 from tests.servers import app_server, panel_dev
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
@@ -69,13 +70,11 @@ def editor(page, name="Tu código"):
     return page.get_by_role("textbox", name=name)
 
 
-def check_code(page, code: str, run: int, testid="challenge-result", button="Comprobar", timeout_ms=60000):
-    """Type `code`, press the button; return (state, text, seconds) of the answer to run number `run`."""
+def check_code(page, code: str):
+    """Type `code` in the challenge, press Comprobar; return (state, text, seconds) of its answer."""
     editor(page).fill(code)
     t0 = time.monotonic()
-    page.get_by_role("button", name=button).click()
-    answer = page.locator(f"[data-testid={testid}][data-run='{run}']:not([data-state=running])")
-    answer.wait_for(timeout=timeout_ms)
+    answer = run_and_wait(page, "challenge-result", "Comprobar")
     return answer.get_attribute("data-state"), answer.inner_text(), time.monotonic() - t0
 
 
@@ -103,9 +102,9 @@ def test_nothing_typed_stops_or_changes_the_page(browser, app_url):
     sandbox_ready(page)
     cases = CASES + [("import model, numpy as np\ngpt = model.MiniGPT.load()\n"
                       "for a in gpt.params.values():\n    a[...] = np.nan\n", {"problem"})]
-    for run, (code, ok) in enumerate(cases, start=1):
+    for code, ok in cases:
         sandbox_ready(page)                      # a case may have replaced the interpreter: wait for the new one
-        state, text, seconds = check_code(page, code, run)
+        state, text, seconds = check_code(page, code)
         assert state in ok, (code, state, text)
         assert seconds < LIMIT_S + MARGIN_S, (code, seconds)
         if state == "stopped":
@@ -124,15 +123,12 @@ def test_the_lessons_cell_runs_in_the_sandbox(browser, app_url):
     wait_t(page, 2)
     open_card(page, PROVE)
     sandbox_ready(page)
-    page.get_by_role("button", name="Ejecutar", exact=True).click()
-    done = page.locator("[data-testid=prove-result][data-run='1']:not([data-state=running])")
-    done.wait_for(timeout=60000)
+    run_and_wait(page, "prove-result", "Ejecutar")
     out = page.locator("[data-testid=code-output]").inner_text()
     assert "(4, 64, 16)" in out and "16384" in out
     diffs = [float(m) for m in re.findall(r"^\d+ ([\d.e+-]+)$", out, re.M)]
     assert len(diffs) == 8 and max(diffs) < 1e-12
-    page.get_by_role("button", name="Cambiar el 64 por 65 y ejecutar").click()
-    page.locator("[data-testid=prove-result][data-run='2']:not([data-state=running])").wait_for(timeout=60000)
+    run_and_wait(page, "prove-result", "Cambiar el 64 por 65 y ejecutar")
     err = page.locator("[data-testid=prove-error]")
     assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
     assert "64 filas" in err.inner_text() and "Línea 8" in err.inner_text()
@@ -148,7 +144,7 @@ def test_reader_code_never_runs_on_the_server(browser):
         wait_t(page, 2)
         open_card(page, QUIZ)
         sandbox_ready(page)
-        state, text, _ = check_code(page, f"open({str(marker)!r}, 'w').write('x')\n", 1)
+        state, text, _ = check_code(page, f"open({str(marker)!r}, 'w').write('x')\n")
         assert state == "problem" and not marker.exists()
         other, _ = open_app(browser, url, "?lang=es")
         wait_t(other, 2)
