@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model import sample
-from model.bench import POSITIONS, cached_seconds, full_seconds, position_row, rows_summary
+from model.timing import POSITIONS, cached_seconds, full_seconds, position_row, rows_summary
 
 LESSON_CODE = """ids = tokenizer.encode("La Nela")
 logits, cache = llenar(ids)              # prefill: the prompt in one pass

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model import cost, sample
-from model.bench import timed
+from model.timing import timed
 
 CACHE, FULL = "cache", "full"
 MODES = (CACHE, FULL)
