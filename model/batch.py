@@ -48,6 +48,10 @@ class BatchCache:
 
     append = KVCache.append                  # the same: (B, H_kv, n, d_k) at the end of the slots
 
+    def copy(self) -> "BatchCache":
+        """A cache that can grow without touching this one (no array is written in place)."""
+        return BatchCache(list(self.k), list(self.v), self.valid, self.lengths)
+
     def row(self, b: int) -> KVCache:
         """Conversation b's own cache, without its padding: k[l] (H_kv, t, d_k)."""
         keep = self.valid[b]
