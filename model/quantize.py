@@ -109,12 +109,12 @@ class QuantizedKVCache:
     len, n_numbers, nbytes), and k[l], v[l] give the dequantized (H_kv, t, d_k)."""
 
     def __init__(self, fmt: str, keys: list[Stored], values: list[Stored]):
-        if fmt not in FORMATS:
-            raise ValueError(f"unknown cache format {fmt!r}: one of {FORMATS}")
         self.fmt, self._k, self._v = fmt, keys, values
 
     @classmethod
     def empty(cls, cfg, fmt: str) -> "QuantizedKVCache":
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown cache format {fmt!r}: one of {FORMATS}")
         if fmt == "int4" and cfg.d_head % 2:
             raise ValueError(f"int4 packs two numbers a byte: d_k = {cfg.d_head} must be even")
         nothing = np.zeros((cfg.n_kv_heads, 0, cfg.d_head))
