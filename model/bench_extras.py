@@ -83,7 +83,7 @@ def format_speculative(plain: float, rows, c: float) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Batching and speculative decoding, measured here.")
     ap.add_argument("--min-seconds", type=float, default=0.05, help="shortest timing round")
-    ap.add_argument("--positions", type=int, nargs="+", default=[8, 32, 64])
+    ap.add_argument("--positions", type=int, nargs="+", help="default: an eighth, half and all of the window")
     args = ap.parse_args(argv)
     from .gpt import MiniGPT
     from .threads import one_blas_thread
@@ -92,8 +92,9 @@ def main(argv=None) -> int:
     print(f"mini-GPT {gpt.n_params():,} parameters, draft {draft.n_params():,}; Python "
           f"{platform.python_version()}, NumPy {np.__version__}, {platform.machine()}")
     print("\nBatching: one step of B conversations, each at position t")
-    print(format_batch(batch_table(gpt, args.positions, min_seconds=args.min_seconds)))
-    print(f"\nSpeculative decoding: '{PROMPT}' + {gpt.config.n_ctx - 2} tokens, top-p 0.9, 20 seeds")
+    n = gpt.config.n_ctx
+    print(format_batch(batch_table(gpt, args.positions or (n // 8, n // 2, n), min_seconds=args.min_seconds)))
+    print(f"\nSpeculative decoding: '{PROMPT}' + {n - len(gpt.tokenizer.encode(PROMPT))} tokens, top-p 0.9, 20 seeds")
     plain, rows = speculative_table(gpt, draft, min_seconds=args.min_seconds)
     print(format_speculative(plain, rows, cost.c_row(draft.config) / cost.c_row(gpt.config)))
     return 0

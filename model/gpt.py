@@ -118,7 +118,7 @@ def attend(q, k, v, mask=None, return_weights: bool = False):
 
 
 def mlp(x, w1, b1, w2, b2):
-    """(n, d) -> (n, d): position-wise, ReLU."""
+    """(..., n, d) -> (..., n, d): position-wise, ReLU."""
     return np.maximum(x @ w1 + b1, 0.0) @ w2 + b2
 
 

@@ -138,7 +138,7 @@ class Speculative:
         """One round with up to k drafts (see the module's doc) -> the tokens it wrote."""
         n, n_ctx = len(self.ids), self.target.config.n_ctx
         position_rows(self.target.params["wpe"], [n])      # the next token's position: IndexError past n_ctx
-        k = min(k, n_ctx - n)
+        k = max(0, min(k, n_ctx - n))                       # drafts at positions n+1..n+k <= n_ctx
         drafts, q = self.propose(k) if k else ([], np.zeros((0, 1)))
         p = self.check(drafts, bonus=n + k < n_ctx)
         accepted, nxt = verify(p, q, drafts, self.rng)

@@ -48,7 +48,7 @@ def test_sampled_first_token_follows_the_mini_gpts_distribution(gpt, draft):
     N = 6000
     firsts = np.zeros(len(p))
     for seed in range(N):
-        firsts[Speculative(gpt, draft, prompt, seed=seed).round(2)[0]] += 1
+        firsts[Speculative(gpt, draft, prompt, seed=seed).round(1)[0]] += 1
     stat, df = chi_square(firsts, N * p)
     assert df >= 10 and stat < chi_square_critical(df)
     rng = np.random.default_rng(0)
