@@ -6,11 +6,12 @@
    per conversation, against B, at a few positions: the same multiplications per
    token at any B (the count), a smaller share of the fixed cost per NumPy call.
 2. Speculative decoding with the committed draft (1 block, d_model 32): for
-   k = 1..8, the acceptance rate, the tokens written per pass of the mini-GPT,
-   and the measured speed-up over plain decoding of the same window, next to
-   what the chapter's formula predicts from the measured acceptance (a check of
-   k + 1 rows costing one pass, the draft costing c of a pass per token) and what
-   the count predicts (a check of k + 1 rows costs k + 1 rows).
+   k = 1..8, alpha (the share of tested draft tokens accepted), the tokens
+   written per pass of the mini-GPT (against the formula's (1 - a^(k+1))/(1 - a)),
+   and the measured speed-up over plain decoding of the same text length, next
+   to the chapter's formula E / (1 + k c) (a check of k + 1 rows costing one
+   pass; c, the draft's cost per token, by the clock and by the count) and the
+   count's own prediction (a check of k + 1 rows costs k + 1 rows).
 Each time is the best of several rounds.
 """
 from __future__ import annotations
@@ -43,24 +44,35 @@ def batch_table(gpt, positions, batches=BATCHES, **kw) -> list[dict]:
     return rows
 
 
-def speculative_table(gpt, draft, ks=range(1, 9), seeds=range(20), **kw) -> tuple[float, list[dict]]:
-    """Plain decoding's seconds per token, and per k: acceptance, tokens per pass, speed-ups."""
-    from .sampling import generate
+def clock_c(gpt, draft, **kw) -> float:
+    """c by the clock: a draft step's time over a mini-GPT step's, mid-window."""
+    ids = window_ids(gpt)
+    t = gpt.config.n_ctx // 2
+    return cached_seconds(draft, ids, t, **kw) / cached_seconds(gpt, ids, t, **kw)
+
+
+def speculative_row(gpt, draft, k: int, seeds, n_new: int, plain: float, c: dict, **kw) -> dict:
+    """One k: what the rounds did, their time per token, and the predictions."""
     from .speculative import speculative_generate
+    runs = [speculative_generate(gpt, draft, PROMPT, n_new, k=k, seed=s)[1] for s in seeds]
+    tested = sum(r.accepted + r.rejected for r in runs)
+    alpha = sum(r.accepted for r in runs) / tested
+    spec = time_per_call(lambda: [speculative_generate(gpt, draft, PROMPT, n_new, k=k, seed=s) for s in seeds],
+                         **kw) / (n_new * len(seeds))
+    return {"k": k, "alpha": alpha, "per_pass": sum(r.tokens for r in runs) / sum(r.rounds for r in runs),
+            "expected": cost.expected_tokens_per_pass(alpha, k), "spec_s": spec, "measured": plain / spec,
+            "by_clock": cost.speculative_speedup(alpha, k, c["clock"]),
+            "by_formula": cost.speculative_speedup(alpha, k, c["count"]),
+            "count": cost.speculative_count_ratio(alpha, k, cost.c_row(gpt.config), cost.c_row(draft.config))}
+
+
+def speculative_table(gpt, draft, ks=range(1, 9), seeds=range(20), **kw) -> tuple[float, dict, list[dict]]:
+    """Plain decoding's seconds per token, c (by the count and by the clock), and one row per k."""
+    from .sampling import generate
     n_new = gpt.config.n_ctx - len(gpt.tokenizer.encode(PROMPT))
     plain = time_per_call(lambda: [generate(gpt, PROMPT, n_new, seed=s) for s in seeds], **kw) / (n_new * len(seeds))
-    c = cost.c_row(draft.config) / cost.c_row(gpt.config)
-    rows = []
-    for k in ks:
-        runs = [speculative_generate(gpt, draft, PROMPT, n_new, k=k, seed=s)[1] for s in seeds]
-        alpha = sum(r.accepted for r in runs) / sum(r.drafted for r in runs)
-        per_pass = sum(r.tokens for r in runs) / sum(r.rounds for r in runs)
-        spec = time_per_call(lambda: [speculative_generate(gpt, draft, PROMPT, n_new, k=k, seed=s) for s in seeds],
-                             **kw) / (n_new * len(seeds))
-        rows.append({"k": k, "alpha": alpha, "per_pass": per_pass, "spec_s": spec, "measured": plain / spec,
-                     "formula": cost.speculative_speedup(alpha, k, c),
-                     "count": cost.speculative_count_ratio(alpha, k, cost.c_row(gpt.config), cost.c_row(draft.config))})
-    return plain, rows
+    c = {"count": cost.c_row(draft.config) / cost.c_row(gpt.config), "clock": clock_c(gpt, draft, **kw)}
+    return plain, c, [speculative_row(gpt, draft, k, seeds, n_new, plain, c, **kw) for k in ks]
 
 
 def format_batch(rows) -> str:
@@ -71,12 +83,15 @@ def format_batch(rows) -> str:
     return "\n".join(out)
 
 
-def format_speculative(plain: float, rows, c: float) -> str:
-    out = [f"plain decoding: {plain * 1e3:.3f} ms per token; draft/mini-GPT multiplications per row c = {c:.3f}",
-           f"{'k':>2} {'accepted':>9} {'tokens/pass':>12} {'ms/token':>9} {'measured':>9} {'formula':>8} {'count':>6}"]
+def format_speculative(plain: float, c: dict, rows) -> str:
+    out = [f"plain decoding: {plain * 1e3:.3f} ms per token. Draft / mini-GPT per token: "
+           f"c = {c['count']:.3f} by the count, {c['clock']:.3f} by the clock",
+           f"{'k':>2} {'alpha':>6} {'tokens/pass':>11} {'(1-a^(k+1))/(1-a)':>17} {'ms/token':>9} "
+           f"{'measured':>9} {'formula, c clock':>16} {'c count':>8} {'count':>6}"]
     for r in rows:
-        out.append(f"{r['k']:>2} {r['alpha']:>9.1%} {r['per_pass']:>12.2f} {r['spec_s'] * 1e3:>9.3f} "
-                   f"{r['measured']:>8.2f}x {r['formula']:>7.2f}x {r['count']:>5.2f}x")
+        out.append(f"{r['k']:>2} {r['alpha']:>6.1%} {r['per_pass']:>11.2f} {r['expected']:>17.2f} "
+                   f"{r['spec_s'] * 1e3:>9.3f} {r['measured']:>8.2f}x {r['by_clock']:>15.2f}x "
+                   f"{r['by_formula']:>7.2f}x {r['count']:>5.2f}x")
     return "\n".join(out)
 
 
@@ -95,8 +110,7 @@ def main(argv=None) -> int:
     n = gpt.config.n_ctx
     print(format_batch(batch_table(gpt, args.positions or (n // 8, n // 2, n), min_seconds=args.min_seconds)))
     print(f"\nSpeculative decoding: '{PROMPT}' + {n - len(gpt.tokenizer.encode(PROMPT))} tokens, top-p 0.9, 20 seeds")
-    plain, rows = speculative_table(gpt, draft, min_seconds=args.min_seconds)
-    print(format_speculative(plain, rows, cost.c_row(draft.config) / cost.c_row(gpt.config)))
+    print(format_speculative(*speculative_table(gpt, draft, min_seconds=args.min_seconds)))
     return 0
 
 

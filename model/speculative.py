@@ -53,6 +53,7 @@ class Counts:
     rounds: int = 0
     drafted: int = 0
     accepted: int = 0
+    rejected: int = 0        # rounds that ended at a rejection (the drafts after it were never tested)
     tokens: int = 0
     draft_rows: int = 0
     target_rows: int = 0
@@ -62,11 +63,14 @@ class Counts:
         self.rounds += 1
         self.drafted += k
         self.accepted += accepted
+        self.rejected += accepted < k
         self.tokens += written
 
     @property
     def acceptance(self) -> float:
-        return self.accepted / self.drafted if self.drafted else float("nan")
+        """alpha: the share of the draft tokens the mini-GPT tested that it accepted."""
+        tested = self.accepted + self.rejected
+        return self.accepted / tested if tested else float("nan")
 
     @property
     def tokens_per_pass(self) -> float:
