@@ -46,17 +46,29 @@ def format_table(rows: list[dict], by_row: dict) -> str:
     return "\n".join(out)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="The lesson's timing table, measured here.")
-    ap.add_argument("--min-seconds", type=float, default=0.02, help="shortest timing round")
-    args = ap.parse_args(argv)
-    from .gpt import MiniGPT
+def timing_args(description: str, argv=None, min_seconds: float = 0.02, more=None):
+    """The command line of a benchmark (--min-seconds, and what `more(parser)` adds), parsed;
+    BLAS held to one thread for the rest of the run."""
     from .threads import one_blas_thread
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--min-seconds", type=float, default=min_seconds, help="shortest timing round")
+    if more:
+        more(ap)
+    args = ap.parse_args(argv)
     one_blas_thread()
+    return args
+
+
+def platform_line() -> str:
+    return f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}"
+
+
+def main(argv=None) -> int:
+    args = timing_args("The lesson's timing table, measured here.", argv)
+    from .gpt import MiniGPT
     gpt = MiniGPT.load()
     rows, by_row = table(gpt, min_seconds=args.min_seconds)
-    print(f"mini-GPT, {gpt.n_params():,} parameters; Python {platform.python_version()}, "
-          f"NumPy {np.__version__}, {platform.machine()}")
+    print(f"mini-GPT, {gpt.n_params():,} parameters; {platform_line()}")
     print(format_table(rows, by_row))
     return 0
 

@@ -16,13 +16,10 @@ Each time is the best of several rounds.
 """
 from __future__ import annotations
 
-import argparse
-import platform
 import sys
 
-import numpy as np
-
 from . import cost
+from .bench import platform_line, timing_args
 from .timing import cached_seconds, time_per_call, window_ids
 
 BATCHES = (1, 2, 4, 8, 16, 32)
@@ -96,16 +93,12 @@ def format_speculative(plain: float, c: dict, rows) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Batching and speculative decoding, measured here.")
-    ap.add_argument("--min-seconds", type=float, default=0.05, help="shortest timing round")
-    ap.add_argument("--positions", type=int, nargs="+", help="default: an eighth, half and all of the window")
-    args = ap.parse_args(argv)
+    more = lambda ap: ap.add_argument("--positions", type=int, nargs="+",
+                                      help="default: an eighth, half and all of the window")
+    args = timing_args("Batching and speculative decoding, measured here.", argv, 0.05, more)
     from .gpt import MiniGPT
-    from .threads import one_blas_thread
-    one_blas_thread()
     gpt, draft = MiniGPT.load(), MiniGPT.load("draft")
-    print(f"mini-GPT {gpt.n_params():,} parameters, draft {draft.n_params():,}; Python "
-          f"{platform.python_version()}, NumPy {np.__version__}, {platform.machine()}")
+    print(f"mini-GPT {gpt.n_params():,} parameters, draft {draft.n_params():,}; {platform_line()}")
     print("\nBatching: one step of B conversations, each at position t")
     n = gpt.config.n_ctx
     print(format_batch(batch_table(gpt, args.positions or (n // 8, n // 2, n), min_seconds=args.min_seconds)))
