@@ -7,7 +7,7 @@ is app/cell.py: it runs in the code sandbox.)
 """
 from __future__ import annotations
 
-from model.bench import POSITIONS, cached_seconds, full_seconds, position_row, rows_summary
+from model.timing import POSITIONS, cached_seconds, full_seconds, position_row, rows_summary
 
 
 class TimingLab:

@@ -12,7 +12,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d
 from bokeh.plotting import figure
 
-from model.bench import window_ids
+from model.timing import window_ids
 
 from . import calculator, cell, challenge, quiz, sandbox
 from .i18n import num, sci, tr

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from model import cost, sample
-from model.bench import timed
+from model.gpt import is_position_error
+from model.timing import timed
 
 CACHE, FULL = "cache", "full"
 MODES = (CACHE, FULL)
@@ -154,7 +155,7 @@ class Explorer:
                 (check, _), seconds[other] = timed(ways[other])
         except Exception as e:                 # the model's own error, kept for the reader to see
             self.rng.bit_generator.state = rng_state
-            lesson = isinstance(e, IndexError) and len(ids) > self.cfg.n_ctx
+            lesson = is_position_error(e)
             self.error = StepError(type(e).__name__, str(e), position=len(ids), lesson=lesson)
             return False
         self.ids, self.cache, self.next_logits = ids, cache, logits

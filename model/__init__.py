@@ -4,12 +4,18 @@
     gpt = MiniGPT.load()
     logits, cache = gpt.llenar(gpt.tokenizer.encode("La Nela"))
     z = gpt.avanzar(token, cache)
+
+What only some pages need is imported when asked for, never here (the browser
+loads this package at start): model.quantize (the quantized cache),
+model.batch (B conversations at once), model.speculative (draft and check),
+model.timing (the clock), model.bench and model.bench_extras (command line).
 """
 from . import cost
 from .checkpoint import CheckpointError
-from .gpt import Config, KVCache, MiniGPT
+from .config import Config
+from .gpt import KVCache, MiniGPT, is_position_error
 from .sampling import generate, probabilities, sample
 from .tokenizer import Tokenizer
 
-__all__ = ["MiniGPT", "Config", "KVCache", "Tokenizer", "CheckpointError",
+__all__ = ["MiniGPT", "Config", "KVCache", "Tokenizer", "CheckpointError", "is_position_error",
            "cost", "sample", "probabilities", "generate"]

@@ -14,73 +14,11 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 
 import numpy as np
 
-from . import cost
-
-POSITIONS = (8, 16, 32, 48, 64)
-
-
-def time_per_call(fn, min_seconds: float = 0.01, rounds: int = 5) -> float:
-    """Best seconds per call of fn() over `rounds` rounds of at least min_seconds each."""
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter() - t0
-        if dt >= min_seconds:
-            break
-        n = n * 2 if dt <= 0 else max(n + 1, int(n * min_seconds / dt * 1.2))
-    best = dt / n
-    for _ in range(rounds - 1):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / n)
-    return best
-
-
-def timed(fn, min_seconds: float = 0.002, max_calls: int = 50):
-    """(result of fn(), seconds per call). fn runs once; if that took less than
-    min_seconds it runs again in one batch long enough for a coarse clock
-    (browsers round performance.now() to 0.1 ms) and the batch's mean is used."""
-    t0 = time.perf_counter()
-    result = fn()
-    first = time.perf_counter() - t0
-    if first >= min_seconds:
-        return result, first
-    n = max(2, min(max_calls, int(min_seconds / max(first, 1e-6)) + 1))
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return result, (time.perf_counter() - t0) / n
-
-
-def window_ids(gpt, prompt: str = "La Nela", seed: int = 0, top_p: float = 0.9) -> list[int]:
-    """The explorable's text: the prompt and sampled tokens up to a full window."""
-    from .sampling import generate
-    n_prompt = len(gpt.tokenizer.encode(prompt))
-    return generate(gpt, prompt, gpt.config.n_ctx - n_prompt, seed=seed, top_p=top_p)
-
-
-def cached_seconds(gpt, ids, t: int, **kw) -> float:
-    """One token at position t (1-based) with the cache: avanzar on a cache of t-1 positions."""
-    _, cache = gpt.llenar(ids[:t - 1])
-    return time_per_call(lambda: gpt.avanzar(ids[t - 1], cache.copy()), **kw)
-
-
-def full_seconds(gpt, ids, t: int, **kw) -> float:
-    """The same token without the cache: the full pass over t tokens."""
-    return time_per_call(lambda: gpt.forward(ids[:t]), **kw)
-
-
-def position_row(cfg, t: int, cached_s: float, full_s: float) -> dict:
-    return {"t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
-            "cached_s": cached_s, "full_s": full_s, "clock_ratio": full_s / cached_s,
-            "count_ratio": cost.ratio_at(cfg, t)}
+from .timing import (cached_seconds, full_seconds, position_row, rows_summary, table_positions,
+                     window_ids)
 
 
 def measure_position(gpt, ids, t: int, **kw) -> dict:
@@ -88,16 +26,10 @@ def measure_position(gpt, ids, t: int, **kw) -> dict:
     return position_row(gpt.config, t, cached_seconds(gpt, ids, t, **kw), full_seconds(gpt, ids, t, **kw))
 
 
-def rows_summary(n_rows: int, cached_s: float, full_s: float) -> dict:
-    """Position n_rows, row by row: the full pass per row against one row alone (a cached step)."""
-    return {"rows": n_rows, "per_row_in_pass_s": full_s / n_rows, "one_row_s": cached_s,
-            "ratio": cached_s / (full_s / n_rows)}
-
-
-def table(gpt, positions=POSITIONS, **kw) -> tuple[list[dict], dict]:
+def table(gpt, positions=None, **kw) -> tuple[list[dict], dict]:
     """The timing table, and the last position row by row (from the same measurement)."""
     ids = window_ids(gpt)
-    rows = [measure_position(gpt, ids, t, **kw) for t in positions]
+    rows = [measure_position(gpt, ids, t, **kw) for t in positions or table_positions(gpt.config)]
     last = rows[-1]
     return rows, rows_summary(last["t"], last["cached_s"], last["full_s"])
 
@@ -114,17 +46,29 @@ def format_table(rows: list[dict], by_row: dict) -> str:
     return "\n".join(out)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="The lesson's timing table, measured here.")
-    ap.add_argument("--min-seconds", type=float, default=0.02, help="shortest timing round")
-    args = ap.parse_args(argv)
-    from .gpt import MiniGPT
+def timing_args(description: str, argv=None, min_seconds: float = 0.02, more=None):
+    """The command line of a benchmark (--min-seconds, and what `more(parser)` adds), parsed;
+    BLAS held to one thread for the rest of the run."""
     from .threads import one_blas_thread
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--min-seconds", type=float, default=min_seconds, help="shortest timing round")
+    if more:
+        more(ap)
+    args = ap.parse_args(argv)
     one_blas_thread()
+    return args
+
+
+def platform_line() -> str:
+    return f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}"
+
+
+def main(argv=None) -> int:
+    args = timing_args("The lesson's timing table, measured here.", argv)
+    from .gpt import MiniGPT
     gpt = MiniGPT.load()
     rows, by_row = table(gpt, min_seconds=args.min_seconds)
-    print(f"mini-GPT, {gpt.n_params():,} parameters; Python {platform.python_version()}, "
-          f"NumPy {np.__version__}, {platform.machine()}")
+    print(f"mini-GPT, {gpt.n_params():,} parameters; {platform_line()}")
     print(format_table(rows, by_row))
     return 0
 

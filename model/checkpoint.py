@@ -17,13 +17,23 @@ from pathlib import Path
 
 import numpy as np
 
-from .gpt import Config, MiniGPT, param_shapes
+from .config import Config, param_shapes
 from .tokenizer import Tokenizer
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 WEIGHTS = WEIGHTS_DIR / "minigpt.npz"
 TOKENIZER = WEIGHTS_DIR / "tokenizer.json"
 METRICS = WEIGHTS_DIR / "metrics.json"
+
+# Other checkpoints with the same tokenizer, each in its own folder beside the lesson's
+# (weights + metrics.json, no tokenizer): loaded only when chosen, never at start.
+CHECKPOINTS_DIR = Path(__file__).resolve().parent / "checkpoints"
+VARIANTS = {
+    "kv2": CHECKPOINTS_DIR / "kv2" / WEIGHTS.name,      # 2 key/value heads, each shared by 2 query heads
+    "kv1": CHECKPOINTS_DIR / "kv1" / WEIGHTS.name,      # 1 key/value head for all 4 (multi-query)
+    "draft": CHECKPOINTS_DIR / "draft" / WEIGHTS.name,  # 1 block of width 32: speculative decoding's draft
+}
+REBUILD = "Rebuild it with `python -m model.train` or restore it with `git checkout -- model/`."
 
 
 class CheckpointError(RuntimeError):
@@ -48,53 +58,86 @@ def save_weights(path, params: dict[str, np.ndarray], config: Config) -> None:
         np.savez(f, **arrays)
 
 
-def load_weights(path) -> tuple[dict[str, np.ndarray], Config]:
-    path = Path(path)
-    how = "Rebuild it with `python -m model.train` or restore it with `git checkout -- model/weights`."
+def read_archive(path: Path) -> dict[str, np.ndarray]:
     if not path.is_file():
-        raise CheckpointError(f"checkpoint not found: {path}. {how}")
+        raise CheckpointError(f"checkpoint not found: {path}. {REBUILD}")
     try:
         with np.load(path, allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as e:
-        raise CheckpointError(f"checkpoint is corrupt: {path} ({type(e).__name__}: {e}). {how}") from e
+            return {name: npz[name] for name in npz.files}
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, AttributeError) as e:
+        raise CheckpointError(f"checkpoint is corrupt: {path} ({type(e).__name__}: {e}). {REBUILD}") from e
+
+
+def read_config(path: Path, arrays: dict) -> Config:
     try:
-        config = Config(**json.loads(str(arrays.pop("__config__"))))
+        found = json.loads(str(arrays.pop("__config__")))
+        if not isinstance(found, dict):
+            raise ValueError(f"expected an object of numbers, found {type(found).__name__}")
+        return Config(**found)
     except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"checkpoint has no valid config: {path} ({e}). {how}") from e
+        raise CheckpointError(f"checkpoint has no valid config: {path} ({e}). {REBUILD}") from e
+
+
+def load_weights(path) -> tuple[dict[str, np.ndarray], Config]:
+    path = Path(path)
+    arrays = read_archive(path)
+    config = read_config(path, arrays)
     expected = param_shapes(config)
     missing = sorted(set(expected) - set(arrays))
     extra = sorted(set(arrays) - set(expected))
     if missing or extra:
-        raise CheckpointError(f"checkpoint {path} does not match the model: missing {missing}, unexpected {extra}. {how}")
+        raise CheckpointError(f"checkpoint {path} does not match the model: missing {missing}, "
+                              f"unexpected {extra}. {REBUILD}")
     for name, shape in expected.items():
         a = arrays[name]
         if a.shape != shape or a.dtype != np.float32:
-            raise CheckpointError(f"checkpoint {path}: {name} is {a.dtype}{a.shape}, expected float32{shape}. {how}")
+            raise CheckpointError(f"checkpoint {path}: {name} is {a.dtype}{a.shape}, expected float32{shape}. {REBUILD}")
         if not np.all(np.isfinite(a)):
-            raise CheckpointError(f"checkpoint {path}: {name} has NaN or infinite values. {how}")
+            raise CheckpointError(f"checkpoint {path}: {name} has NaN or infinite values. {REBUILD}")
     return {name: a.astype(np.float64) for name, a in arrays.items()}, config
 
 
 def load_tokenizer(path=None) -> Tokenizer:
+    """The tokenizer file, checked whole at load time: CheckpointError naming the file,
+    what is wrong and how to fix it (never an error later, while encoding)."""
     path = Path(path or TOKENIZER)
+    how = "Restore it with `git checkout -- model/weights/tokenizer.json` or rebuild it with `python -m model.train`."
     if not path.is_file():
-        raise CheckpointError(f"tokenizer not found: {path}. Rebuild it with `python -m model.train`.")
+        raise CheckpointError(f"tokenizer not found: {path}. {how}")
     try:
-        return Tokenizer.load(path)
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"tokenizer is corrupt: {path} ({type(e).__name__}: {e}).") from e
+        return Tokenizer.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, UnicodeDecodeError) as e:      # json.JSONDecodeError is a ValueError
+        raise CheckpointError(f"tokenizer is corrupt: {path} ({type(e).__name__}: {e}). {how}") from e
 
 
-def load_model(weights=None, tokenizer=None) -> MiniGPT:
-    params, config = load_weights(weights or WEIGHTS)
+def weights_path(weights=None) -> Path:
+    """The lesson's checkpoint (None), a variant's by name, or the path given."""
+    if weights is None:
+        return WEIGHTS
+    if isinstance(weights, str) and weights in VARIANTS:
+        return VARIANTS[weights]
+    return Path(weights)
+
+
+def load_checkpoint(weights=None, tokenizer=None) -> tuple[dict[str, np.ndarray], Config, Tokenizer]:
+    """(parameters, config, tokenizer), every file checked; `tokenizer` is a path or a Tokenizer."""
+    path = weights_path(weights)
+    params, config = load_weights(path)
     tok = tokenizer if isinstance(tokenizer, Tokenizer) else load_tokenizer(tokenizer)
     if tok.vocab_size != config.vocab_size:
+        where = "the tokenizer given" if isinstance(tokenizer, Tokenizer) else f"tokenizer {tokenizer or TOKENIZER}"
         raise CheckpointError(
-            f"tokenizer has {tok.vocab_size} tokens but the checkpoint expects {config.vocab_size}")
-    return MiniGPT(params, config, tok)
+            f"{where} has {tok.vocab_size} tokens but checkpoint {path} expects {config.vocab_size}: "
+            f"they do not belong together. Use the tokenizer the checkpoint was trained with.")
+    return params, config, tok
 
 
 def load_metrics(path=None) -> dict:
+    """metrics.json of a checkpoint ({} if there is none); CheckpointError if it is not JSON."""
     path = Path(path or METRICS)
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"metrics file is corrupt: {path} ({e}). {REBUILD}") from e

@@ -2,24 +2,45 @@
 
 Multiplications only: one per matrix cell for a matrix times a vector; norms,
 softmax and ReLU are left out, as in the lesson. `cfg` is anything with
-n_layers, d_model, d_ff and vocab_size (the mini-GPT's Config, for instance).
+n_layers, d_model, d_ff and vocab_size (the mini-GPT's Config, for instance);
+with n_heads and n_kv_heads, keys and values may be shared (H_kv < H), and
+d_kv = H_kv d_k is the width of one position's keys (d when H_kv = H).
 
-    c_row      = L (4 d^2 + 2 d d_ff) + d V      one row through every matrix
+    c_row      = L (2 d^2 + 2 d d_kv + 2 d d_ff) + d V   one row through every matrix
+               = L (4 d^2 + 2 d d_ff) + d V               the lesson's (d_kv = d): 131,072
     c(t)       = c_row + 2 L t d                 with the cache, token at position t
     t c(t)                                        without it: t rows, the t x t grid
-    cache      = 2 L t d numbers                 K and V, every block, every position
+    cache      = 2 L t d_kv numbers              K and V, every block, every position
+
+Sharing keys and values shrinks Wk, Wv and the cache, not attention's
+multiplications: every query head still scores t keys and mixes t values.
 """
 from __future__ import annotations
+
+
+def kv_width(cfg) -> int:
+    """d_kv = H_kv d_k: the numbers of one position's keys (and of its values) in a block."""
+    H = getattr(cfg, "n_heads", 1)
+    return cfg.d_model * getattr(cfg, "n_kv_heads", H) // H
 
 
 def c_row(cfg) -> int:
     """One row through Wq, Wk, Wv, Wo and the MLP of every block, and the output layer."""
     L, d = cfg.n_layers, cfg.d_model
-    return L * (4 * d * d + 2 * d * cfg.d_ff) + d * cfg.vocab_size
+    return L * (2 * d * d + 2 * d * kv_width(cfg) + 2 * d * cfg.d_ff) + d * cfg.vocab_size
+
+
+def n_params(cfg) -> int:
+    """Every parameter: E (V d) and P (T_ctx d); per block Wq, Wo (d^2 each), Wk, Wv (d d_kv each),
+    the MLP (2 d d_ff + d_ff + d) and two LayerNorms (4 d); the final LayerNorm (2 d)."""
+    L, d, f = cfg.n_layers, cfg.d_model, cfg.d_ff
+    block = 2 * d * d + 2 * d * kv_width(cfg) + 2 * d * f + f + d + 4 * d
+    return (cfg.vocab_size + cfg.n_ctx) * d + L * block + 2 * d
 
 
 def attention_cached(cfg, t: int) -> int:
-    """q_t against t keys (t d_k per head) and the mix of t values (t d_k): 2 t d per block."""
+    """q_t against t keys (t d_k per head) and the mix of t values (t d_k): 2 t d per block,
+    whether or not heads share their keys and values."""
     return 2 * cfg.n_layers * t * cfg.d_model
 
 
@@ -67,6 +88,19 @@ def cache_bytes(n_layers: int, d_model: int, t: int, bytes_per_number: float = 8
     return cache_numbers(n_layers, d_model, t) * bytes_per_number
 
 
+def kv_cache_numbers(cfg, t: int) -> int:
+    """Numbers a model's cache holds after t positions: 2 L t H_kv d_k
+    (the mini-GPT's full window: 16,384 with 4 key/value heads, 8,192 with 2, 4,096 with 1)."""
+    return 2 * cfg.n_layers * t * kv_width(cfg)
+
+
+def quantized_cache_bytes(cfg, t: int, bits: int, scale_bytes: int = 0, group: int = 1) -> float:
+    """Bytes of a cache that keeps each number in `bits` bits and one scale of `scale_bytes`
+    per `group` numbers: 2 L t d_kv (bits / 8 + scale_bytes / group)."""
+    numbers = kv_cache_numbers(cfg, t)
+    return numbers * bits / 8 + numbers // group * scale_bytes
+
+
 def kv_bytes_per_token(n_layers: int, n_kv_heads: int, d_head: int, bytes_per_number: float) -> float:
     """General form, for models whose heads share keys and values: 2 L H_kv d_head bytes."""
     return 2 * n_layers * n_kv_heads * d_head * bytes_per_number
@@ -88,3 +122,23 @@ def context_tokens(gpu_bytes: float, n_params: float, bits_per_weight: float, ov
     free = gpu_bytes - weight_bytes(n_params, bits_per_weight) - overhead_bytes
     per_token = kv_bytes_per_token(n_layers, n_kv_heads, d_head, kv_bytes_per_number)
     return max(0, int(free // (per_token * max(1, users))))
+
+
+# -- speculative decoding (the wider chapter's formulas) ----------------------------------
+
+def expected_tokens_per_pass(alpha: float, k: int) -> float:
+    """Tokens one check of k drafted tokens yields, if each is accepted with probability alpha
+    independently: 1 + alpha + ... + alpha^k = (1 - alpha^(k+1)) / (1 - alpha)."""
+    return k + 1.0 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def speculative_speedup(alpha: float, k: int, c: float) -> float:
+    """The chapter's speed-up: tokens per check over its cost, one target pass plus k draft
+    tokens at c target passes each, if a pass on k + 1 rows costs what a pass on one does."""
+    return expected_tokens_per_pass(alpha, k) / (1 + k * c)
+
+
+def speculative_count_ratio(alpha: float, k: int, c_target: int, c_draft: int) -> float:
+    """The same by the count (multiplications): a check of k + 1 rows costs k + 1 rows, so
+    multiplications per token go from c_target to ((k + 1) c_target + k c_draft) / tokens."""
+    return expected_tokens_per_pass(alpha, k) * c_target / ((k + 1) * c_target + k * c_draft)

@@ -9,51 +9,25 @@ Three ways to run it:
     forward(ids)            the whole text, no cache: the full t x t score
                             grid of every head, masked (what the lesson counts)
     llenar / prefill(ids)   the same pass, keeping K and V of every block
+                            (given a cache, the rows go after it: masked n x t)
     avanzar / step(x, c)    one token: its own row only, attention of q_t over
                             the whole cache (no mask needed), K and V appended
 
-Shapes: T positions, d = d_model, H heads of d_k = d / H, V vocabulary.
-All numbers are float64.
+Shapes: T positions, d = d_model, H query heads of d_k = d / H, H_kv key/value
+heads (H_kv = H in the lesson's model; otherwise each serves H / H_kv query
+heads), V vocabulary. All numbers are float64.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from .checkpoint import load_checkpoint
+from .config import Config, param_shapes
 
-@dataclass(frozen=True)
-class Config:
-    n_layers: int = 2      # L, blocks ("capas")
-    d_model: int = 64      # d
-    n_heads: int = 4       # H
-    d_ff: int = 256        # hidden width of the MLP
-    vocab_size: int = 512  # V
-    n_ctx: int = 64        # T_ctx, rows of the position table P
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def param_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
-    """Name -> shape of every parameter. Matrices are stored (in, out): y = x @ W."""
-    d, f = cfg.d_model, cfg.d_ff
-    shapes = {"wte": (cfg.vocab_size, d), "wpe": (cfg.n_ctx, d)}
-    for l in range(cfg.n_layers):
-        shapes.update({
-            f"h{l}.ln1.g": (d,), f"h{l}.ln1.b": (d,),
-            f"h{l}.attn.wq": (d, d), f"h{l}.attn.wk": (d, d),
-            f"h{l}.attn.wv": (d, d), f"h{l}.attn.wo": (d, d),
-            f"h{l}.ln2.g": (d,), f"h{l}.ln2.b": (d,),
-            f"h{l}.mlp.w1": (d, f), f"h{l}.mlp.b1": (f,),
-            f"h{l}.mlp.w2": (f, d), f"h{l}.mlp.b2": (d,),
-        })
-    shapes.update({"lnf.g": (d,), "lnf.b": (d,)})
-    return shapes
+__all__ = ["Config", "param_shapes", "init_params", "MiniGPT", "KVCache", "attend",
+           "is_position_error", "kv_difference"]
 
 
 def init_params(cfg: Config, seed: int = 0) -> dict[str, np.ndarray]:
@@ -82,6 +56,7 @@ def fast_layout(params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 # -- the pieces, one small function per idea ---------------------------------
+# Every piece works on any leading axes: (n, d) rows of one text, or (B, n, d) of a batch.
 
 def layer_norm(x, g, b, eps=1e-5):
     """(..., d) -> (..., d): each row to mean 0, variance 1, then gain and bias."""
@@ -97,39 +72,92 @@ def softmax(s):
 
 
 def split_heads(x, n_heads):
-    """(T, d) -> (H, T, d_k)."""
-    T, d = x.shape
-    return x.reshape(T, n_heads, d // n_heads).transpose(1, 0, 2)
+    """(..., T, n_heads d_k) -> (..., n_heads, T, d_k)."""
+    *lead, T, d = x.shape
+    return x.reshape(*lead, T, n_heads, d // n_heads).swapaxes(-3, -2)
 
 
 def merge_heads(x):
-    """(H, T, d_k) -> (T, d)."""
-    H, T, dk = x.shape
-    return x.transpose(1, 0, 2).reshape(T, H * dk)
+    """(..., H, T, d_k) -> (..., T, H d_k)."""
+    *lead, H, T, dk = x.shape
+    return x.swapaxes(-3, -2).reshape(*lead, T, H * dk)
 
 
-def causal_mask(T):
-    """(T, T) boolean, True above the diagonal: the positions a row must not see."""
-    return np.triu(np.ones((T, T), dtype=bool), k=1)
+def causal_mask(n, past: int = 0):
+    """(n, past + n) boolean, True where a row must not look: n new rows after `past`
+    cached ones; row i (position past + i) sees columns 0 .. past + i."""
+    return np.triu(np.ones((n, past + n), dtype=bool), k=past + 1)
 
 
-def attend(q, k, v, mask=None):
-    """Scaled dot-product attention. q (H, n, d_k), k and v (H, t, d_k) -> (H, n, d_k)."""
-    scores = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])   # (H, n, t)
+def share_kv(kv, n_heads: int):
+    """(..., H_kv, t, d_k) -> (..., H, t, d_k): key/value head j serves query heads
+    j g .. j g + g - 1, g = H / H_kv. Nothing to do when H_kv = H (the lesson's model)."""
+    group = n_heads // kv.shape[-3]
+    return kv if group == 1 else np.repeat(kv, group, axis=-3)
+
+
+def scores(q, k):
+    """Queries (..., H, n, d_k) against keys (..., H_kv, t, d_k) -> (..., H, n, t), over sqrt(d_k)."""
+    return q @ share_kv(k, q.shape[-3]).swapaxes(-1, -2) / np.sqrt(q.shape[-1])
+
+
+def mix(w, v):
+    """Weights (..., H, n, t) of the values (..., H_kv, t, d_k) -> (..., H, n, d_k)."""
+    return w @ share_kv(v, w.shape[-3])
+
+
+def attend(q, k, v, mask=None, return_weights: bool = False):
+    """Scaled dot-product attention. q (..., H, n, d_k); k, v (..., H_kv, t, d_k) -> (..., H, n, d_k),
+    and with return_weights the weights (..., H, n, t) too. mask: True where not to look."""
+    s = scores(q, k)                                            # (..., H, n, t)
     if mask is not None:
-        scores = np.where(mask, -np.inf, scores)                # the full grid, masked
-    return softmax(scores) @ v                                  # (H, n, d_k)
+        s = np.where(mask, -np.inf, s)                          # the full grid, masked
+    w = softmax(s)
+    out = mix(w, v)                                             # (..., H, n, d_k)
+    return (out, w) if return_weights else out
 
 
 def mlp(x, w1, b1, w2, b2):
-    """(n, d) -> (n, d): position-wise, ReLU."""
+    """(..., n, d) -> (..., n, d): position-wise, ReLU."""
     return np.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+
+
+def position_rows(wpe, positions):
+    """P[positions]: the lesson's position table, looked up. A position past its n_ctx
+    rows raises NumPy's own IndexError ("index 64 is out of bounds for axis 0 with
+    size 64"): the lesson's point, not a bug to hide. Every path of the model (step,
+    prefill, batch, speculative) looks positions up here and nowhere else."""
+    return wpe[positions]
+
+
+def is_position_error(exc: BaseException) -> bool:
+    """True if `exc` is the lesson's error: the IndexError of the position table's
+    lookup (a position past n_ctx), not any other IndexError. It is NumPy's own
+    exception, raised in `position_rows`; this tells it apart by where it was raised."""
+    if type(exc) is not IndexError or exc.__traceback__ is None:
+        return False
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code is position_rows.__code__
+
+
+def token_rows(wte, ids):
+    """E[ids] (n, d). A token id outside the vocabulary is a ValueError (NumPy would wrap
+    a negative one around silently), so that the only IndexError is the position's."""
+    ids = np.asarray(ids, dtype=np.int64)
+    bad = ids[(ids < 0) | (ids >= len(wte))]
+    if bad.size:
+        raise ValueError(f"token id {int(bad[0])} is outside the vocabulary 0..{len(wte) - 1}")
+    return wte[ids]
 
 
 class KVCache:
     """Keys and values of every position seen, per block.
 
-    k[l], v[l]: (H, t, d_k) for block l. `len(cache)` is t, the positions kept.
+    k[l], v[l]: (H_kv, t, d_k) for block l. `len(cache)` is t, the positions kept.
+    The arrays are never written in place: appending or cutting makes new ones, so
+    `copy()` is cheap and a copy never changes when the original grows.
     """
 
     def __init__(self, k: list[np.ndarray], v: list[np.ndarray]):
@@ -138,25 +166,45 @@ class KVCache:
 
     @classmethod
     def empty(cls, cfg: Config) -> "KVCache":
-        shape = (cfg.n_heads, 0, cfg.d_head)
+        shape = (cfg.n_kv_heads, 0, cfg.d_head)
         return cls([np.zeros(shape) for _ in range(cfg.n_layers)],
                    [np.zeros(shape) for _ in range(cfg.n_layers)])
 
     def __len__(self) -> int:
-        return self.k[0].shape[1]
+        return self.k[0].shape[-2]
+
+    def append(self, l: int, k, v):
+        """k, v of the new rows (H_kv, n, d_k) at the end of block l's cache.
+        Returns what attention reads: the whole cache of block l, K and V (H_kv, t, d_k)."""
+        self.k[l] = np.concatenate([self.k[l], k], axis=-2)
+        self.v[l] = np.concatenate([self.v[l], v], axis=-2)
+        return self.k[l], self.v[l]
+
+    def truncate(self, t: int) -> None:
+        """Keep the first t positions (rolling back is slicing: nothing is recomputed)."""
+        self.k = [a[..., :t, :] for a in self.k]
+        self.v = [a[..., :t, :] for a in self.v]
 
     def copy(self) -> "KVCache":
-        """A cache that can grow without touching this one (arrays are never written in place)."""
+        """A cache that can grow without touching this one."""
         return KVCache(list(self.k), list(self.v))
 
     @property
     def n_numbers(self) -> int:
-        """How many numbers are stored: 2 L t d."""
+        """How many numbers are stored: 2 L t H_kv d_k (2 L t d in the lesson's model)."""
         return sum(a.size for a in self.k) + sum(a.size for a in self.v)
 
     @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self.k) + sum(a.nbytes for a in self.v)
+
+
+def kv_difference(a, b, t: int | None = None) -> float:
+    """Largest |a - b| over the keys and values of the first t positions (all that both
+    hold if None) of every block: 0.0 means the two caches hold the same numbers."""
+    t = min(len(a), len(b)) if t is None else t
+    pairs = list(zip(a.k, b.k)) + list(zip(a.v, b.v))
+    return max(float(np.abs(x[..., :t, :] - y[..., :t, :]).max(initial=0.0)) for x, y in pairs)
 
 
 @dataclass
@@ -171,10 +219,11 @@ class MiniGPT:
     # -- construction ----------------------------------------------------------
     @classmethod
     def load(cls, weights=None, tokenizer=None) -> "MiniGPT":
-        """The committed checkpoint (or the files given). Raises CheckpointError, with
-        the path and what is wrong, if a file is missing or corrupt."""
-        from .checkpoint import load_model
-        return load_model(weights, tokenizer)
+        """The committed checkpoint, or the weights given: a path, or the name of one of
+        `model.checkpoint.VARIANTS` ("kv2", "kv1", "draft"). Raises CheckpointError, with
+        the path, what is wrong and how to fix it, if a file is missing or unusable."""
+        params, config, tok = load_checkpoint(weights, tokenizer)
+        return cls(params, config, tok)
 
     @classmethod
     def random(cls, config: Config | None = None, seed: int = 0, tokenizer=None) -> "MiniGPT":
@@ -184,96 +233,102 @@ class MiniGPT:
     def n_params(self) -> int:
         return sum(p.size for p in self.params.values())
 
-    # -- the three ways to run it ------------------------------------------------
+    # -- the parts of a pass -------------------------------------------------------
     def embed(self, ids, start: int = 0):
-        """Token ids (T,) at positions start..start+T-1 -> rows (T, d).
-
-        P[position] is a plain table lookup: position 64 of a 64-row table raises
-        NumPy's own IndexError. That is the lesson's point, not a bug to hide.
-        """
+        """Token ids (n,) at positions start+1..start+n (1-based) -> rows E[ids] + P[positions] (n, d).
+        Position n_ctx + 1 raises the position table's IndexError (see position_rows)."""
         p = self.params
-        ids = np.asarray(ids, dtype=np.int64)
-        return p["wte"][ids] + p["wpe"][np.arange(start, start + len(ids))]
+        rows_of_p = position_rows(p["wpe"], np.arange(start, start + len(ids)))   # (n, d)
+        return token_rows(p["wte"], ids) + rows_of_p
 
     def qkv(self, l: int, x):
-        """Rows x (n, d) entering block l -> its queries, keys and values, (H, n, d_k) each."""
-        p, H = self.params, self.config.n_heads
-        h = layer_norm(x, p[f"h{l}.ln1.g"], p[f"h{l}.ln1.b"])           # (n, d)
-        return (split_heads(h @ p[f"h{l}.attn.wq"], H),
-                split_heads(h @ p[f"h{l}.attn.wk"], H),
-                split_heads(h @ p[f"h{l}.attn.wv"], H))
+        """Rows x (..., n, d) entering block l -> queries (..., H, n, d_k), keys and values (..., H_kv, n, d_k)."""
+        p, cfg = self.params, self.config
+        h = layer_norm(x, p[f"h{l}.ln1.g"], p[f"h{l}.ln1.b"])          # (..., n, d)
+        return (split_heads(h @ p[f"h{l}.attn.wq"], cfg.n_heads),
+                split_heads(h @ p[f"h{l}.attn.wk"], cfg.n_kv_heads),
+                split_heads(h @ p[f"h{l}.attn.wv"], cfg.n_kv_heads))
 
-    def block(self, l: int, x, cache: KVCache | None = None):
-        """Block l on rows x (n, d) -> (n, d), with K, V of these rows.
-
-        Without a cache the rows are the whole text and attention is the masked
-        t x t grid; with a cache the rows are appended to it and attend to all
-        of it (the new rows are the last ones, so nothing to mask for one row).
-        """
+    def rest_of_block(self, l: int, x, a):
+        """Block l after attention: the heads' outputs a (..., H, n, d_k) joined and projected
+        into the residual rows x (..., n, d), then the MLP on each row -> (..., n, d)."""
         p = self.params
-        q, k, v = self.qkv(l, x)                                         # (H, n, d_k) each
-        if cache is None:
-            a = attend(q, k, v, causal_mask(x.shape[0]))                 # (H, n, d_k)
-        else:
-            k = np.concatenate([cache.k[l], k], axis=1)                  # (H, t, d_k)
-            v = np.concatenate([cache.v[l], v], axis=1)                  # (H, t, d_k)
-            a = attend(q, k, v)                                          # (H, n, d_k)
-        x = x + merge_heads(a) @ p[f"h{l}.attn.wo"]                      # (n, d)
+        x = x + merge_heads(a) @ p[f"h{l}.attn.wo"]                     # (..., n, d)
         h = layer_norm(x, p[f"h{l}.ln2.g"], p[f"h{l}.ln2.b"])
-        x = x + mlp(h, p[f"h{l}.mlp.w1"], p[f"h{l}.mlp.b1"],
-                    p[f"h{l}.mlp.w2"], p[f"h{l}.mlp.b2"])                # (n, d)
-        return x, k, v
+        return x + mlp(h, p[f"h{l}.mlp.w1"], p[f"h{l}.mlp.b1"], p[f"h{l}.mlp.w2"], p[f"h{l}.mlp.b2"])
 
     def head(self, x):
-        """Rows (n, d) -> logits (n, V), through the tied embedding."""
+        """Rows (..., n, d) -> logits (..., n, V), through the tied embedding."""
         p = self.params
         return layer_norm(x, p["lnf.g"], p["lnf.b"]) @ p["wte"].T
 
+    # -- the three ways to run it ------------------------------------------------
     def forward(self, ids):
-        """No cache: the whole text in one pass. ids (T,) -> logits (T, V)."""
+        """No cache: the whole text in one pass, the full t x t grid masked. ids (T,) -> logits (T, V)."""
         logits, _ = self.prefill(ids)
         return logits
 
-    def prefill(self, ids):
-        """The prompt in one pass, keeping K and V. ids (T,) -> logits (T, V), cache of T."""
-        x = self.embed(ids)                                              # (T, d)
-        ks, vs = [], []
-        for l in range(self.config.n_layers):
-            x, k, v = self.block(l, x)
-            ks.append(k)                                                 # (H, T, d_k)
-            vs.append(v)
-        return self.head(x), KVCache(ks, vs)
+    def prefill(self, ids, cache=None, return_weights: bool = False):
+        """Rows ids (n,) in one pass, keeping K and V: -> logits (n, V) and the cache.
 
-    def step(self, token: int, cache: KVCache):
-        """One token at position t = len(cache) + 1 -> logits (V,); the cache grows by one.
-
-        If the position does not exist (t > n_ctx) the IndexError of the table
-        lookup is raised before anything is written: the cache is untouched.
+        Without a cache this is the prompt (llenar): a new cache of n positions.
+        With one of t positions, the rows go at positions t+1..t+n and are appended
+        to it; row i attends to the cache and to rows 0..i (a causal n x (t + n) mask).
+        With return_weights also the last row's attention weights per block, (H, t + n) each.
         """
-        x = self.embed([token], start=len(cache))                        # (1, d)
-        new_k, new_v = [], []
+        cache = KVCache.empty(self.config) if cache is None else cache
+        x = self.embed(ids, start=len(cache))                           # (n, d); IndexError past n_ctx
+        mask = causal_mask(len(ids), len(cache))                        # (n, t + n)
+        weights = []
         for l in range(self.config.n_layers):
-            x, k, v = self.block(l, x, cache)                            # k, v: (H, t, d_k)
-            new_k.append(k)
-            new_v.append(v)
-        cache.k[:], cache.v[:] = new_k, new_v
-        return self.head(x)[0]                                           # (V,)
+            q, k, v = self.qkv(l, x)                                    # (H, n, d_k), (H_kv, n, d_k)
+            K, V = cache.append(l, k, v)                                # (H_kv, t + n, d_k)
+            a, w = attend(q, K, V, mask, return_weights=True)           # (H, n, d_k), (H, n, t + n)
+            x = self.rest_of_block(l, x, a)                             # (n, d)
+            weights.append(w[:, -1])                                    # (H, t + n)
+        logits = self.head(x)                                           # (n, V)
+        return (logits, cache, weights) if return_weights else (logits, cache)
+
+    def step(self, token: int, cache, return_weights: bool = False):
+        """One token at position t = len(cache) + 1 -> logits (V,); the cache grows by one.
+        With return_weights also what each query read: per block, weights (H, t).
+
+        Position t = n_ctx + 1 does not exist: step raises the IndexError of the
+        position table, NumPy's own, before anything is written (the cache is
+        untouched). `is_position_error(e)` tells it apart from any other IndexError;
+        equivalently, step raises it exactly when len(cache) >= config.n_ctx.
+        """
+        x = self.embed([token], start=len(cache))    # (1) the new row: E[token] + P[t]            (1, d)
+        weights = []
+        for l in range(self.config.n_layers):
+            q, k, v = self.qkv(l, x)                 # (2) its q_t (H, 1, d_k), k_t and v_t (H_kv, 1, d_k)
+            K, V = cache.append(l, k, v)             # (3) k_t, v_t at the end of the cache: (H_kv, t, d_k)
+            s = scores(q, K)                         # (4) q_t against every cached key: (H, 1, t)
+            w = softmax(s)                           # (5) softmax: how much each position is read
+            a = mix(w, V)                            # (6) the mix of the values: (H, 1, d_k)
+            x = self.rest_of_block(l, x, a)          # the rest of the block, on one row: (1, d)
+            weights.append(w[:, 0])                  # (H, t)
+        z = self.head(x)[0]                          # the logits z_t: (V,)
+        return (z, weights) if return_weights else z
 
     def attention_at(self, ids, l: int, head: int):
-        """The last token's attention in block l, one head, against the cache of the text:
-        (q_t (d_k,), K (t, d_k), V (t, d_k), output (d_k,)), all from the model's own pass."""
-        x = self.embed(ids)                                              # (T, d)
+        """The last token's attention in block l, one query head, against the cache of the text:
+        (q_t (d_k,), K (t, d_k), V (t, d_k), output (d_k,)), all from the model's own pass.
+        K and V are those of the key/value head this query head reads."""
+        x = self.embed(ids)                                             # (T, d)
         for j in range(l):
-            x, _, _ = self.block(j, x)
-        q, k, v = self.qkv(l, x)                                         # (H, T, d_k)
-        out = attend(q[:, -1:], k, v)                                    # (H, 1, d_k), no mask needed
-        return q[head, -1], k[head], v[head], out[head, 0]
+            q, k, v = self.qkv(j, x)
+            x = self.rest_of_block(j, x, attend(q, k, v, causal_mask(len(ids))))
+        q, k, v = self.qkv(l, x)                                        # (H, T, d_k), (H_kv, T, d_k)
+        out = attend(q[:, -1:], k, v)                                   # (H, 1, d_k), no mask needed
+        kv_head = head // self.config.group
+        return q[head, -1], k[kv_head], v[kv_head], out[head, 0]
 
     # the lesson's names
-    def llenar(self, ids):
-        """`llenar(ids)`, the lesson's name for prefill."""
-        return self.prefill(ids)
+    def llenar(self, ids, cache=None):
+        """`llenar(ids)`: the lesson's name for prefill. -> logits (T, V), cache."""
+        return self.prefill(ids, cache)
 
-    def avanzar(self, token: int, cache: KVCache):
-        """`avanzar(x, cache)`, the lesson's name for one step."""
+    def avanzar(self, token: int, cache):
+        """`avanzar(token, cache)`: the lesson's name for step. -> logits (V,)."""
         return self.step(token, cache)

@@ -9,9 +9,21 @@ from __future__ import annotations
 import numpy as np
 
 
-def probabilities(logits, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None):
-    """logits (V,) -> the distribution actually sampled from (V,), zeros outside the kept set."""
+def finite_logits(logits) -> np.ndarray:
+    """logits (V,) as float64; ValueError if any is NaN or infinite (NumPy would otherwise
+    turn them into a distribution of NaNs and `sample` into token V, outside the vocabulary)."""
     z = np.asarray(logits, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(z))
+    if bad.size:
+        raise ValueError(f"non-finite logits: {bad.size} of {z.size} are NaN or infinite "
+                         f"(token {int(bad[0])}: {z[bad[0]]}); nothing can be sampled from them")
+    return z
+
+
+def probabilities(logits, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None):
+    """logits (V,) -> the distribution actually sampled from (V,), zeros outside the kept set.
+    ValueError for non-finite logits."""
+    z = finite_logits(logits)
     if temperature <= 0:
         p = np.zeros_like(z)
         p[int(np.argmax(z))] = 1.0           # temperature 0: the favourite, always
@@ -33,19 +45,24 @@ def probabilities(logits, temperature: float = 1.0, top_k: int | None = None, to
 
 def sample(logits, rng: np.random.Generator, temperature: float = 1.0,
            top_k: int | None = None, top_p: float | None = None) -> int:
-    """One token id from logits (V,)."""
-    p = probabilities(logits, temperature, top_k, top_p)
+    """One token id from logits (V,), always inside the vocabulary (ValueError for non-finite logits)."""
+    return draw(probabilities(logits, temperature, top_k, top_p), rng)
+
+
+def draw(p, rng: np.random.Generator) -> int:
+    """One token from a distribution p (V,) (any non-negative weights), with one uniform draw:
+    the first token whose cumulative mass passes it; never a zero-probability one."""
     cum = np.cumsum(p)
-    # the first token whose cumulative mass passes the draw; never a zero-probability one
     return int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
 
 
 def generate(gpt, prompt: str, n_new: int, seed: int = 0, temperature: float = 1.0,
-             top_k: int | None = None, top_p: float | None = 0.9) -> list[int]:
-    """Prompt + n_new sampled tokens, with the cache (llenar, then avanzar)."""
+             top_k: int | None = None, top_p: float | None = 0.9, cache=None) -> list[int]:
+    """Prompt + n_new sampled tokens, with the cache (llenar, then avanzar). `cache`: an empty
+    cache of another kind to fill (a quantized one, say); a new float64 KVCache if None."""
     rng = np.random.default_rng(seed)
     ids = gpt.tokenizer.encode(prompt)
-    logits, cache = gpt.llenar(ids)
+    logits, cache = gpt.llenar(ids, cache)
     z = logits[-1]                                   # (V,) the next token's logits
     for i in range(n_new):
         tok = sample(z, rng, temperature, top_k, top_p)

@@ -176,12 +176,67 @@ class Tokenizer:
         return {"kind": "char-bpe", "version": 1, "unknown": UNKNOWN,
                 "alphabet": self.alphabet, "merges": [list(m) for m in self.merges]}
 
+    def to_json(self) -> str:
+        """What `save` writes, byte for byte."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=0) + "\n"
+
     def save(self, path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data) -> "Tokenizer":
+        """A tokenizer from what `to_dict` wrote, checked whole: ValueError saying what is wrong."""
+        check_fields(data)
+        return cls(check_alphabet(data["alphabet"]), check_merges(data["merges"], data["alphabet"]))
 
     @classmethod
     def load(cls, path) -> "Tokenizer":
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        if data.get("kind") != "char-bpe":
-            raise ValueError(f"{path} is not a char-bpe tokenizer file")
-        return cls(data["alphabet"], [tuple(m) for m in data["merges"]])
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+# -- checking a tokenizer file ------------------------------------------------------
+
+FIELDS = {"kind": "char-bpe", "version": 1, "unknown": UNKNOWN}
+
+
+def check_fields(data) -> None:
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object with {sorted(FIELDS) + ['alphabet', 'merges']}, "
+                         f"found {type(data).__name__}")
+    missing = sorted((set(FIELDS) | {"alphabet", "merges"}) - set(data))
+    if missing:
+        raise ValueError(f"missing keys {missing}")
+    for key, value in FIELDS.items():
+        if data[key] != value:
+            raise ValueError(f"{key} is {data[key]!r}, expected {value!r}")
+
+
+def check_alphabet(alphabet) -> list[str]:
+    """One character per entry, each once, never the unknown symbol."""
+    if not isinstance(alphabet, list):
+        raise ValueError(f"alphabet must be a list of characters, found {type(alphabet).__name__}")
+    for i, ch in enumerate(alphabet):
+        if not isinstance(ch, str) or len(ch) != 1 or ch == UNKNOWN:
+            raise ValueError(f"alphabet entry {i} is {ch!r}, expected one character")
+    seen = Counter(alphabet)
+    twice = sorted(ch for ch, n in seen.items() if n > 1)
+    if twice:
+        raise ValueError(f"alphabet has duplicates: {twice}")
+    return alphabet
+
+
+def check_merges(merges, alphabet: list[str]) -> list[tuple[str, str]]:
+    """Pairs of two tokens that exist when the merge is learned, each pair once."""
+    if not isinstance(merges, list):
+        raise ValueError(f"merges must be a list of pairs, found {type(merges).__name__}")
+    known, pairs = set(alphabet), set()
+    for i, m in enumerate(merges):
+        if not (isinstance(m, list) and len(m) == 2 and all(isinstance(s, str) and s for s in m)):
+            raise ValueError(f"merge {i} is {m!r}, expected a pair of two strings")
+        if m[0] not in known or m[1] not in known:
+            raise ValueError(f"merge {i} {m!r} joins a token that does not exist before it")
+        if tuple(m) in pairs:
+            raise ValueError(f"merge {i} {m!r} repeats an earlier merge")
+        pairs.add(tuple(m))
+        known.add(m[0] + m[1])
+    return [tuple(m) for m in merges]

@@ -1,5 +1,5 @@
 """Train the mini-GPT on Marianela in NumPy: manual backward pass, AdamW,
-learning rate warmed up then decayed, random windows of 65 tokens.
+learning rate warmed up then decayed, random windows of n_ctx + 1 = 65 tokens.
 
     python -m model.train --corpus ../shared/corpus/marianela.txt
 
@@ -16,13 +16,14 @@ import math
 import platform
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import METRICS, TOKENIZER, WEIGHTS, save_weights, stored_precision
-from .gpt import Config, MiniGPT, init_params
+from .checkpoint import METRICS, TOKENIZER, WEIGHTS, CheckpointError, load_tokenizer, save_weights, stored_precision
+from .config import Config
+from .gpt import MiniGPT, init_params
 from .threads import one_blas_thread
 from .tokenizer import Tokenizer
 
@@ -33,7 +34,7 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus
 class TrainConfig:
     steps: int = 2000
     batch: int = 32          # windows per step
-    window: int = 65         # tokens per window: 64 inputs, 64 targets
+    window: int | None = None   # tokens per window; None: n_ctx + 1 (64 inputs, 64 targets)
     lr: float = 3e-3         # peak learning rate
     min_lr: float = 3e-4     # after the decay
     warmup: int = 100        # steps of linear warm-up, then cosine decay
@@ -83,15 +84,28 @@ def ln_backward(dy, tape):
 
 
 def heads(x, H):
-    """(B, T, d) -> (B, H, T, d_k)."""
+    """(B, T, H d_k) -> (B, H, T, d_k)."""
     B, T, d = x.shape
     return x.reshape(B, T, H, d // H).transpose(0, 2, 1, 3)
 
 
 def unheads(x):
-    """(B, H, T, d_k) -> (B, T, d)."""
+    """(B, H, T, d_k) -> (B, T, H d_k)."""
     B, H, T, dk = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, T, H * dk)
+
+
+def share(kv, group: int):
+    """(B, H_kv, T, d_k) -> (B, H, T, d_k): each key/value head serves `group` query heads."""
+    return kv if group == 1 else np.repeat(kv, group, axis=1)
+
+
+def unshare(dkv, group: int):
+    """The gradient of `share`: (B, H, T, d_k) -> (B, H_kv, T, d_k), summed over each group."""
+    if group == 1:
+        return dkv
+    B, H, T, dk = dkv.shape
+    return dkv.reshape(B, H // group, group, T, dk).sum(axis=2)
 
 
 def dropout_mask(rng, shape, p: float):
@@ -105,6 +119,84 @@ def drop(x, mask):
     return x if mask is None else x * mask
 
 
+def attention_forward(h1, p, l: int, cfg: Config):
+    """LN1's rows (B, T, d) -> what attention adds (B, T, d), and its tape."""
+    q = heads(h1 @ p[f"h{l}.attn.wq"], cfg.n_heads)                   # (B, H, T, d_k)
+    k = share(heads(h1 @ p[f"h{l}.attn.wk"], cfg.n_kv_heads), cfg.group)   # (B, H, T, d_k)
+    v = share(heads(h1 @ p[f"h{l}.attn.wv"], cfg.n_kv_heads), cfg.group)
+    T = h1.shape[1]
+    mask = np.triu(np.ones((T, T), dtype=bool), k=1)
+    s = np.where(mask, -np.inf, q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(cfg.d_head)))  # (B, H, T, T)
+    P = np.exp(s - s.max(-1, keepdims=True))
+    P /= P.sum(-1, keepdims=True)
+    a = unheads(P @ v)                                                 # (B, T, d)
+    return a @ p[f"h{l}.attn.wo"], (h1, q, k, v, P, a)
+
+
+def attention_backward(do, tape, p, l: int, cfg: Config, g: dict):
+    """d(what attention added) (B, T, d) -> d(LN1's rows) (B, T, d); fills g's attention entries."""
+    h1, q, k, v, P, a = tape
+    B, T, d = h1.shape
+    N, scale = B * T, 1.0 / math.sqrt(cfg.d_head)
+    g[f"h{l}.attn.wo"] = a.reshape(N, d).T @ do.reshape(N, d)
+    da = heads(do @ p[f"h{l}.attn.wo"].T, cfg.n_heads)                 # (B, H, T, d_k)
+    dP = da @ v.transpose(0, 1, 3, 2)                                  # (B, H, T, T)
+    dv = P.transpose(0, 1, 3, 2) @ da
+    ds = P * (dP - (dP * P).sum(-1, keepdims=True)) * scale
+    dq = ds @ k
+    dk = ds.transpose(0, 1, 3, 2) @ q
+    dk, dv = unshare(dk, cfg.group), unshare(dv, cfg.group)            # (B, H_kv, T, d_k)
+    dq, dk, dv = unheads(dq), unheads(dk), unheads(dv)                 # (B, T, d), (B, T, H_kv d_k)
+    h1f = h1.reshape(N, d).T
+    g[f"h{l}.attn.wq"] = h1f @ dq.reshape(N, -1)
+    g[f"h{l}.attn.wk"] = h1f @ dk.reshape(N, -1)
+    g[f"h{l}.attn.wv"] = h1f @ dv.reshape(N, -1)
+    return dq @ p[f"h{l}.attn.wq"].T + dk @ p[f"h{l}.attn.wk"].T + dv @ p[f"h{l}.attn.wv"].T
+
+
+def mlp_forward(h2, p, l: int):
+    """LN2's rows (B, T, d) -> what the MLP adds (B, T, d), and its tape."""
+    u = h2 @ p[f"h{l}.mlp.w1"] + p[f"h{l}.mlp.b1"]                    # (B, T, d_ff)
+    r = np.maximum(u, 0.0)
+    return r @ p[f"h{l}.mlp.w2"] + p[f"h{l}.mlp.b2"], (h2, u, r)
+
+
+def mlp_backward(dm, tape, p, l: int, g: dict):
+    """d(what the MLP added) -> d(LN2's rows); fills g's MLP entries."""
+    h2, u, r = tape
+    N, d = h2.shape[0] * h2.shape[1], h2.shape[2]
+    g[f"h{l}.mlp.w2"] = r.reshape(N, -1).T @ dm.reshape(N, d)
+    g[f"h{l}.mlp.b2"] = dm.reshape(N, d).sum(0)
+    du = (dm @ p[f"h{l}.mlp.w2"].T) * (u > 0)
+    g[f"h{l}.mlp.w1"] = h2.reshape(N, d).T @ du.reshape(N, -1)
+    g[f"h{l}.mlp.b1"] = du.reshape(N, -1).sum(0)
+    return du @ p[f"h{l}.mlp.w1"].T
+
+
+def block_forward(x, p, l: int, cfg: Config, dropout: float, rng):
+    """Block l on the residual stream (B, T, d), pre-norm, with its tape."""
+    B, T, d = x.shape
+    h1, ln1 = ln_forward(x, p[f"h{l}.ln1.g"], p[f"h{l}.ln1.b"])
+    added, attn = attention_forward(h1, p, l, cfg)
+    m_attn = dropout_mask(rng, (B, T, d), dropout)
+    x = x + drop(added, m_attn)
+    h2, ln2 = ln_forward(x, p[f"h{l}.ln2.g"], p[f"h{l}.ln2.b"])
+    added, mlp = mlp_forward(h2, p, l)
+    m_mlp = dropout_mask(rng, (B, T, d), dropout)
+    x = x + drop(added, m_mlp)
+    return x, (ln1, attn, m_attn, ln2, mlp, m_mlp)
+
+
+def block_backward(dx, tape, p, l: int, cfg: Config, g: dict):
+    """d(block l's output) -> d(its input); fills g's entries of block l."""
+    ln1, attn, m_attn, ln2, mlp, m_mlp = tape
+    dh2, g[f"h{l}.ln2.g"], g[f"h{l}.ln2.b"] = ln_backward(mlp_backward(drop(dx, m_mlp), mlp, p, l, g), ln2)
+    dx = dx + dh2
+    dh1 = attention_backward(drop(dx, m_attn), attn, p, l, cfg, g)
+    dh1, g[f"h{l}.ln1.g"], g[f"h{l}.ln1.b"] = ln_backward(dh1, ln1)
+    return dx + dh1
+
+
 def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = True,
                    dropout: float = 0.0, rng=None):
     """Mean cross-entropy of predicting batch[:, 1:] from batch[:, :-1], and its gradient.
@@ -113,30 +205,13 @@ def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = Tr
     MLP adds to the residual stream are dropped out (training only)."""
     X, Y = batch[:, :-1], batch[:, 1:]                          # (B, T)
     B, T = X.shape
-    H, d = cfg.n_heads, cfg.d_model
-    scale = 1.0 / math.sqrt(cfg.d_head)
-    mask = np.triu(np.ones((T, T), dtype=bool), k=1)
-    p = params
+    d, p = cfg.d_model, params
     m0 = dropout_mask(rng, (B, T, d), dropout)
     x = drop(p["wte"][X] + p["wpe"][:T], m0)                    # (B, T, d)
     tapes = []
     for l in range(cfg.n_layers):
-        h1, ln1 = ln_forward(x, p[f"h{l}.ln1.g"], p[f"h{l}.ln1.b"])
-        q = heads(h1 @ p[f"h{l}.attn.wq"], H)                   # (B, H, T, d_k)
-        k = heads(h1 @ p[f"h{l}.attn.wk"], H)
-        v = heads(h1 @ p[f"h{l}.attn.wv"], H)
-        s = np.where(mask, -np.inf, q @ k.transpose(0, 1, 3, 2) * scale)   # (B, H, T, T)
-        P = np.exp(s - s.max(-1, keepdims=True))
-        P /= P.sum(-1, keepdims=True)
-        a = unheads(P @ v)                                      # (B, T, d)
-        m_attn = dropout_mask(rng, (B, T, d), dropout)
-        x = x + drop(a @ p[f"h{l}.attn.wo"], m_attn)
-        h2, ln2 = ln_forward(x, p[f"h{l}.ln2.g"], p[f"h{l}.ln2.b"])
-        u = h2 @ p[f"h{l}.mlp.w1"] + p[f"h{l}.mlp.b1"]          # (B, T, d_ff)
-        r = np.maximum(u, 0.0)
-        m_mlp = dropout_mask(rng, (B, T, d), dropout)
-        x = x + drop(r @ p[f"h{l}.mlp.w2"] + p[f"h{l}.mlp.b2"], m_mlp)
-        tapes.append((h1, ln1, q, k, v, P, a, h2, ln2, u, r, m_attn, m_mlp))
+        x, tape = block_forward(x, p, l, cfg, dropout, rng)
+        tapes.append(tape)
     hf, lnf = ln_forward(x, p["lnf.g"], p["lnf.b"])              # (B, T, d)
     logits = hf @ p["wte"].T                                    # (B, T, V)
     logits -= logits.max(-1, keepdims=True)
@@ -153,33 +228,7 @@ def loss_and_grads(params, cfg: Config, batch: np.ndarray, need_grads: bool = Tr
     g["wte"] += dlogits.reshape(N, -1).T @ hf.reshape(N, d)
     dx, g["lnf.g"], g["lnf.b"] = ln_backward(dlogits @ p["wte"], lnf)
     for l in reversed(range(cfg.n_layers)):
-        h1, ln1, q, k, v, P, a, h2, ln2, u, r, m_attn, m_mlp = tapes[l]
-        # MLP
-        dm = drop(dx, m_mlp)
-        g[f"h{l}.mlp.w2"] = r.reshape(N, -1).T @ dm.reshape(N, d)
-        g[f"h{l}.mlp.b2"] = dm.reshape(N, d).sum(0)
-        du = (dm @ p[f"h{l}.mlp.w2"].T) * (u > 0)
-        g[f"h{l}.mlp.w1"] = h2.reshape(N, d).T @ du.reshape(N, -1)
-        g[f"h{l}.mlp.b1"] = du.reshape(N, -1).sum(0)
-        dh2, g[f"h{l}.ln2.g"], g[f"h{l}.ln2.b"] = ln_backward(du @ p[f"h{l}.mlp.w1"].T, ln2)
-        dx = dx + dh2
-        # attention
-        do = drop(dx, m_attn)
-        g[f"h{l}.attn.wo"] = a.reshape(N, d).T @ do.reshape(N, d)
-        da = heads(do @ p[f"h{l}.attn.wo"].T, H)                # (B, H, T, d_k)
-        dP = da @ v.transpose(0, 1, 3, 2)                       # (B, H, T, T)
-        dv = P.transpose(0, 1, 3, 2) @ da
-        ds = P * (dP - (dP * P).sum(-1, keepdims=True)) * scale
-        dq = ds @ k
-        dk = ds.transpose(0, 1, 3, 2) @ q
-        dq, dk, dv = unheads(dq), unheads(dk), unheads(dv)      # (B, T, d)
-        h1f = h1.reshape(N, d).T
-        g[f"h{l}.attn.wq"] = h1f @ dq.reshape(N, d)
-        g[f"h{l}.attn.wk"] = h1f @ dk.reshape(N, d)
-        g[f"h{l}.attn.wv"] = h1f @ dv.reshape(N, d)
-        dh1 = dq @ p[f"h{l}.attn.wq"].T + dk @ p[f"h{l}.attn.wk"].T + dv @ p[f"h{l}.attn.wv"].T
-        dh1, g[f"h{l}.ln1.g"], g[f"h{l}.ln1.b"] = ln_backward(dh1, ln1)
-        dx = dx + dh1
+        dx = block_backward(dx, tapes[l], p, l, cfg, g)
     dx = drop(dx, m0)
     np.add.at(g["wte"], X.reshape(-1), dx.reshape(N, d))
     g["wpe"][:T] = dx.sum(0)
@@ -224,9 +273,14 @@ class AdamW:
 
 # -- evaluation ---------------------------------------------------------------------------
 
-def evaluate(params, cfg: Config, tokens: np.ndarray, window: int = 65, chunk: int = 64) -> float:
-    """Mean loss per token over every non-overlapping window of the text."""
-    windows = all_windows(tokens, window)
+EVAL_CHUNK = 64          # windows per evaluation pass (memory only: the loss does not depend on it)
+
+
+def evaluate(params, cfg: Config, tokens: np.ndarray, window: int | None = None,
+             chunk: int = EVAL_CHUNK) -> float:
+    """Mean loss per token over every non-overlapping window of the text
+    (windows of n_ctx + 1 tokens unless told otherwise)."""
+    windows = all_windows(tokens, window or cfg.n_ctx + 1)
     total, count = 0.0, 0
     for i in range(0, len(windows), chunk):
         b = windows[i:i + chunk]
@@ -239,18 +293,12 @@ def evaluate(params, cfg: Config, tokens: np.ndarray, window: int = 65, chunk: i
 
 # -- the whole run ------------------------------------------------------------------------
 
-def train(text: str, out_dir: Path | None = None, tc: TrainConfig = TrainConfig(),
-          cfg: Config = Config(), log=print) -> dict:
-    train_text, held_text = split_corpus(text, tc.held_out)
-    t0 = time.perf_counter()
-    tok = Tokenizer.train(train_text, cfg.vocab_size)
-    train_ids = np.array(tok.encode(train_text), dtype=np.int64)
-    held_ids = np.array(tok.encode(held_text), dtype=np.int64)
-    log(f"tokenizer: {tok.vocab_size} tokens, {len(tok.alphabet)} characters; "
-        f"train {len(train_ids):,} tokens, held out {len(held_ids):,} ({time.perf_counter() - t0:.1f} s)")
+PROMPT = "La Nela"
 
+
+def optimise(params, cfg: Config, tc: TrainConfig, train_ids: np.ndarray, log) -> list[float]:
+    """tc.steps AdamW steps on random windows, in place; the loss of every step."""
     rng = np.random.default_rng(tc.seed)
-    params = init_params(cfg, seed=tc.seed)
     opt = AdamW(params, tc)
     history = []
     t0 = time.perf_counter()
@@ -264,60 +312,112 @@ def train(text: str, out_dir: Path | None = None, tc: TrainConfig = TrainConfig(
             recent = float(np.mean(history[-100:]))
             log(f"step {step:5d}  loss {loss:.3f}  (mean of last 100: {recent:.3f})  lr {lr:.2e}  "
                 f"{time.perf_counter() - t0:.0f} s")
-    seconds = time.perf_counter() - t0
+    return history
 
-    params = stored_precision(params)            # what the checkpoint keeps; the losses are of these
-    held_loss = evaluate(params, cfg, held_ids)
-    train_loss = evaluate(params, cfg, train_ids)
-    gpt = MiniGPT(params, cfg, tok)
+
+def sample_text(params, cfg: Config, tok: Tokenizer) -> str:
+    """The prompt and a window's worth of tokens, seed 0, top-p 0.9: the text metrics.json pins."""
     from .sampling import generate
-    sample_text = tok.decode(generate(gpt, "La Nela", 62, seed=0, top_p=0.9))
+    gpt = MiniGPT(params, cfg, tok)
+    return tok.decode(generate(gpt, PROMPT, cfg.n_ctx - len(tok.encode(PROMPT)), seed=0, top_p=0.9))
+
+
+def measure(params, cfg, tc, tok, text, held_text, train_ids, held_ids, history, seconds) -> dict:
+    """metrics.json: the losses of the stored (float32) numbers and how they were made."""
     metrics = {
-        "held_out_loss": round(held_loss, 4),
-        "train_loss": round(train_loss, 4),
+        "held_out_loss": round(evaluate(params, cfg, held_ids), 4),
+        "train_loss": round(evaluate(params, cfg, train_ids), 4),
         "train_loss_last_100_steps": round(float(np.mean(history[-100:])), 4),
         "lesson_reported_loss": 3.2,
         "held_out": f"last {tc.held_out:.0%} of the novel from a paragraph boundary: "
                     f"{len(held_text):,} characters, {len(held_ids):,} tokens",
         "train_tokens": int(len(train_ids)),
-        "n_params": gpt.n_params(),
+        "n_params": int(sum(p.size for p in params.values())),
         "config": cfg.to_dict(),
         "train_config": asdict(tc),
         "train_seconds": round(seconds, 1),
         "corpus_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "numpy": np.__version__,
         "python": platform.python_version(),
-        "sample_seed0_top_p0.9": sample_text,
+        "sample_seed0_top_p0.9": sample_text(params, cfg, tok),
     }
-    log(f"held-out loss {held_loss:.4f}  train loss {train_loss:.4f}  ({seconds:.0f} s)")
-    log(f"sample: {sample_text!r}")
-    if out_dir is not None:
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
+    return metrics
+
+
+def write_checkpoint(out_dir: Path, params, cfg: Config, tok: Tokenizer, metrics: dict,
+                     with_tokenizer: bool, log) -> None:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if with_tokenizer:
         tok.save(out_dir / TOKENIZER.name)
-        save_weights(out_dir / WEIGHTS.name, params, cfg)
-        (out_dir / METRICS.name).write_text(json.dumps(metrics, ensure_ascii=False, indent=2) + "\n",
-                                            encoding="utf-8")
-        log(f"wrote {out_dir / WEIGHTS.name}, {out_dir / TOKENIZER.name}, {out_dir / METRICS.name}")
+    save_weights(out_dir / WEIGHTS.name, params, cfg)
+    (out_dir / METRICS.name).write_text(json.dumps(metrics, ensure_ascii=False, indent=2) + "\n",
+                                        encoding="utf-8")
+    log(f"wrote {', '.join(str(p) for p in sorted(out_dir.iterdir()) if p.is_file())}")
+
+
+def train(text: str, out_dir: Path | None = None, tc: TrainConfig = TrainConfig(),
+          cfg: Config = Config(), log=print, tokenizer: Tokenizer | None = None) -> dict:
+    """Train on all but the held-out end of `text`. A tokenizer is learned from the training
+    part unless one is given (then it is reused, and not written to out_dir)."""
+    tc = replace(tc, window=tc.window or cfg.n_ctx + 1)
+    train_text, held_text = split_corpus(text, tc.held_out)
+    t0 = time.perf_counter()
+    tok = tokenizer or Tokenizer.train(train_text, cfg.vocab_size)
+    if tok.vocab_size != cfg.vocab_size:
+        raise ValueError(f"the tokenizer has {tok.vocab_size} tokens, the model {cfg.vocab_size}")
+    train_ids = np.array(tok.encode(train_text), dtype=np.int64)
+    held_ids = np.array(tok.encode(held_text), dtype=np.int64)
+    log(f"tokenizer: {tok.vocab_size} tokens, {len(tok.alphabet)} characters; "
+        f"train {len(train_ids):,} tokens, held out {len(held_ids):,} ({time.perf_counter() - t0:.1f} s)")
+    params = init_params(cfg, seed=tc.seed)
+    t0 = time.perf_counter()
+    history = optimise(params, cfg, tc, train_ids, log)
+    seconds = time.perf_counter() - t0
+    params = stored_precision(params)            # what the checkpoint keeps; the losses are of these
+    metrics = measure(params, cfg, tc, tok, text, held_text, train_ids, held_ids, history, seconds)
+    if tokenizer is not None:
+        metrics["tokenizer_sha256"] = hashlib.sha256(tok.to_json().encode("utf-8")).hexdigest()
+    log(f"held-out loss {metrics['held_out_loss']:.4f}  train loss {metrics['train_loss']:.4f}  ({seconds:.0f} s)")
+    log(f"sample: {metrics['sample_seed0_top_p0.9']!r}")
+    if out_dir is not None:
+        write_checkpoint(out_dir, params, cfg, tok, metrics, tokenizer is None, log)
     return {"params": params, "tokenizer": tok, "metrics": metrics, "history": history}
+
+
+def model_config(args) -> Config:
+    """The architecture from the command line; every number not given is the lesson's."""
+    given = {"n_layers": args.layers, "d_model": args.d_model, "n_heads": args.heads,
+             "d_ff": args.d_ff, "n_kv_heads": args.kv_heads}
+    return Config(**{k: v for k, v in given.items() if v is not None})
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the novel, UTF-8 text")
     ap.add_argument("--out", type=Path, default=WEIGHTS.parent, help="where to write the checkpoint")
+    ap.add_argument("--tokenizer", type=Path, help="reuse this tokenizer file instead of learning one")
     ap.add_argument("--steps", type=int, default=TrainConfig.steps)
     ap.add_argument("--batch", type=int, default=TrainConfig.batch)
     ap.add_argument("--lr", type=float, default=TrainConfig.lr)
     ap.add_argument("--seed", type=int, default=TrainConfig.seed)
+    for flag, what in [("--layers", "blocks"), ("--d-model", "width"), ("--heads", "query heads"),
+                       ("--d-ff", "MLP width"), ("--kv-heads", "key/value heads (shared by the query heads)")]:
+        ap.add_argument(flag, type=int, help=f"{what} (default: the lesson's model)")
     args = ap.parse_args(argv)
     if not args.corpus.is_file():
         print(f"corpus not found: {args.corpus}. Pass --corpus PATH (the course's shared/corpus/marianela.txt).",
               file=sys.stderr)
         return 2
+    try:
+        cfg = model_config(args)
+        tok = load_tokenizer(args.tokenizer) if args.tokenizer else None
+    except (ValueError, CheckpointError) as e:
+        print(e, file=sys.stderr)
+        return 2
     one_blas_thread()            # same bits on any machine with this NumPy; the matrices are small
     tc = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, min_lr=args.lr / 10, seed=args.seed)
-    train(args.corpus.read_text(encoding="utf-8"), args.out, tc)
+    train(args.corpus.read_text(encoding="utf-8"), args.out, tc, cfg, tokenizer=tok)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Every number of LESSON.md's cost and memory section."""
 import pytest
 
-from model import Config, cost
+from model import Config, MiniGPT, cost
 from model.cost import GiB, KiB
 
 CFG = Config()
@@ -56,3 +56,66 @@ def test_grouped_heads_formula():
 def test_closed_forms_match_sums(T):
     assert cost.total_cached(CFG, T) == sum(cost.c_cached(CFG, t) for t in range(1, T + 1))
     assert cost.total_uncached(CFG, T) == sum(cost.c_uncached(CFG, t) for t in range(1, T + 1))
+
+
+# -- shared key/value heads -----------------------------------------------------------------
+
+DRAFT = Config(n_layers=1, d_model=32, n_heads=2, d_ff=128)
+
+
+@pytest.mark.parametrize("n_kv,c_row,params,cache", [
+    (4, 131_072, 136_448, 16_384),
+    (2, 122_880, 128_256, 8_192),
+    (1, 118_784, 124_160, 4_096),
+])
+def test_shared_heads_shrink_wk_wv_and_the_cache(n_kv, c_row, params, cache):
+    cfg = Config(n_kv_heads=n_kv)
+    L, d, dk, f, V = 2, 64, 16, 256, 512
+    assert cost.c_row(cfg) == L * (2 * d * d + 2 * d * n_kv * dk + 2 * d * f) + d * V == c_row
+    assert cost.n_params(cfg) == params == MiniGPT.random(cfg).n_params()
+    assert params == 136_448 - 2 * 2 * 64 * (64 - n_kv * 16)          # Wk, Wv: d x d -> d x H_kv d_k
+    assert cost.kv_cache_numbers(cfg, 64) == 2 * L * 64 * n_kv * dk == cache
+    # attention's multiplications do not shrink: every query head still reads t keys
+    assert cost.c_cached(cfg, 64) - cost.c_row(cfg) == 2 * L * 64 * d
+    assert cost.c_uncached(cfg, 64) == 64 * cost.c_cached(cfg, 64)
+
+
+@pytest.mark.parametrize("n_kv", [4, 2, 1])
+def test_cache_numbers_are_what_the_model_stores(n_kv):
+    cfg = Config(n_kv_heads=n_kv)
+    _, cache = MiniGPT.random(cfg).llenar(list(range(64)))
+    assert cache.n_numbers == cost.kv_cache_numbers(cfg, 64)
+    assert cache.nbytes == cost.quantized_cache_bytes(cfg, 64, bits=64)
+
+
+def test_draft_model_counts():
+    assert cost.n_params(DRAFT) == 512 * 32 + 64 * 32 + (4 * 32 * 32 + 2 * 32 * 128 + 128 + 32 + 4 * 32) + 64 == 31_072
+    assert cost.n_params(DRAFT) == MiniGPT.random(DRAFT).n_params()
+    assert cost.c_row(DRAFT) == 4 * 32 * 32 + 2 * 32 * 128 + 32 * 512 == 28_672
+    assert round(cost.c_row(DRAFT) / cost.c_row(CFG), 3) == 0.219
+
+
+@pytest.mark.parametrize("fmt,bits,scale_bytes,nbytes", [
+    ("float64", 64, 0, 131_072), ("float16", 16, 0, 32_768),
+    ("int8", 8, 4, 16_384 + 4 * 1_024), ("int4", 4, 4, 8_192 + 4 * 1_024),
+])
+def test_quantized_cache_bytes_are_the_arrays_it_holds(fmt, bits, scale_bytes, nbytes):
+    from model.quantize import QuantizedKVCache
+    cache = QuantizedKVCache.empty(CFG, fmt)
+    MiniGPT.random(CFG).llenar(list(range(64)), cache)
+    assert cache.nbytes == cost.quantized_cache_bytes(CFG, 64, bits, scale_bytes, group=16) == nbytes
+    assert cache.n_numbers == 16_384
+
+
+# -- speculative decoding: the chapter's table ----------------------------------------------
+
+def test_speculative_formulas():
+    assert round(cost.speculative_speedup(0.9, 8, 0.1), 2) == 3.40       # the chapter's bold entries
+    assert round(cost.speculative_speedup(0.3, 8, 0.1), 2) == 0.79
+    assert round(cost.expected_tokens_per_pass(0.3, 8), 1) == 1.4         # "five passes for 1.4 tokens"
+    for a in (0.0, 0.3, 0.9, 1.0):
+        for k in range(1, 9):
+            assert cost.expected_tokens_per_pass(a, k) == pytest.approx(sum(a ** i for i in range(k + 1)))
+    # by the count, checking k + 1 rows costs k + 1 rows: never cheaper per token
+    assert cost.speculative_count_ratio(1.0, 4, 131_072, 28_672) < 1
+    assert cost.speculative_count_ratio(1.0, 4, 131_072, 0) == 1.0

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from model import generate, probabilities, sample
 
@@ -39,3 +40,17 @@ def test_never_samples_outside_the_kept_set():
     rng = np.random.default_rng(0)
     draws = {sample(z, rng, top_k=2) for _ in range(500)}
     assert draws == {0, 1}
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_non_finite_logits_are_refused_not_sampled(bad, temperature):
+    """NaN used to give a distribution of NaNs and token V (512), outside the vocabulary."""
+    z = np.zeros(512)
+    z[17] = bad
+    with pytest.raises(ValueError, match="non-finite logits: 1 of 512 .*token 17"):
+        probabilities(z, temperature)
+    with pytest.raises(ValueError, match="non-finite logits"):
+        sample(z, np.random.default_rng(0), temperature, top_p=0.9)
+    z[17] = 0.0
+    assert 0 <= sample(z, np.random.default_rng(0), temperature) < 512

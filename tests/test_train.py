@@ -16,30 +16,37 @@ from model.train import (TrainConfig, all_windows, evaluate, learning_rate, loss
 TINY = Config(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=11, n_ctx=6)
 
 
-def test_backward_matches_finite_differences():
+def tiny(n_kv: int) -> Config:
+    """Four query heads of 2 numbers, sharing n_kv key/value heads."""
+    return Config(n_layers=2, d_model=8, n_heads=4, d_ff=12, vocab_size=11, n_ctx=6, n_kv_heads=n_kv)
+
+
+@pytest.mark.parametrize("cfg", [TINY, tiny(4), tiny(2), tiny(1)], ids=["2 heads", "kv 4", "kv 2", "kv 1"])
+def test_backward_matches_finite_differences(cfg):
     rng = np.random.default_rng(0)
-    params = {k: v + rng.normal(0, 0.3, v.shape) for k, v in init_params(TINY, 0).items()}
+    params = {k: v + rng.normal(0, 0.3, v.shape) for k, v in init_params(cfg, 0).items()}
     batch = rng.integers(0, 11, (3, 6))
-    _, grads = loss_and_grads(params, TINY, batch)
+    _, grads = loss_and_grads(params, cfg, batch)
     for name, a in params.items():
         num = np.zeros_like(a)
         for idx in np.ndindex(a.shape):
             old = a[idx]
             a[idx] = old + 1e-6
-            up, _ = loss_and_grads(params, TINY, batch, need_grads=False)
+            up, _ = loss_and_grads(params, cfg, batch, need_grads=False)
             a[idx] = old - 1e-6
-            down, _ = loss_and_grads(params, TINY, batch, need_grads=False)
+            down, _ = loss_and_grads(params, cfg, batch, need_grads=False)
             a[idx] = old
             num[idx] = (up - down) / 2e-6
         assert np.abs(num - grads[name]).max() <= 1e-6 * max(1.0, np.abs(num).max()), name
 
 
-def test_training_loss_is_the_model_loss():
+@pytest.mark.parametrize("cfg", [TINY, tiny(2), tiny(1)], ids=["2 heads", "kv 2", "kv 1"])
+def test_training_loss_is_the_model_loss(cfg):
     rng = np.random.default_rng(1)
-    params = init_params(TINY, 1)
+    params = init_params(cfg, 1)
     batch = rng.integers(0, 11, (2, 6))
-    loss, _ = loss_and_grads(params, TINY, batch, need_grads=False)
-    gpt = MiniGPT(params, TINY)
+    loss, _ = loss_and_grads(params, cfg, batch, need_grads=False)
+    gpt = MiniGPT(params, cfg)
     ref = []
     for row in batch:
         z = gpt.forward(row[:-1])
@@ -116,3 +123,42 @@ def test_committed_checkpoint_loss_is_what_metrics_say(gpt, corpus_text):
     loss = evaluate(gpt.params, gpt.config, np.array(gpt.tokenizer.encode(held)))
     assert loss == pytest.approx(m["held_out_loss"], abs=1e-4)
     assert loss <= 3.75
+
+
+def test_cli_reuses_a_tokenizer_and_shares_heads(corpus_text, tmp_path):
+    from model.checkpoint import TOKENIZER
+    corpus = tmp_path / "novel.txt"
+    corpus.write_text(corpus_text[:30_000], encoding="utf-8")
+    out = tmp_path / "kv1"
+    subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(corpus), "--out", str(out),
+                    "--tokenizer", str(TOKENIZER), "--kv-heads", "1", "--steps", "2", "--batch", "2"],
+                   check=True, capture_output=True)
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.json", "minigpt.npz"]     # no tokenizer copy
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["n_params"] == 124_160 and metrics["config"]["n_kv_heads"] == 1
+    assert metrics["tokenizer_sha256"] == __import__("hashlib").sha256(TOKENIZER.read_bytes()).hexdigest()
+    assert MiniGPT.load(out / "minigpt.npz").config.n_kv_heads == 1
+    r = subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(corpus), "--out", str(out),
+                        "--kv-heads", "3"], capture_output=True, text=True)
+    assert r.returncode == 2 and "n_heads 4 is not a multiple of n_kv_heads 3" in r.stderr
+
+
+VARIANTS = {"kv2": (Config(n_kv_heads=2), 128_256), "kv1": (Config(n_kv_heads=1), 124_160),
+            "draft": (Config(n_layers=1, d_model=32, n_heads=2, d_ff=128), 31_072)}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_committed_variant_is_what_its_metrics_say(name, corpus_text, gpt):
+    """Same recipe, tokenizer and held-out part as the lesson's checkpoint; its held-out loss
+    measured again on the stored numbers."""
+    from model.checkpoint import TOKENIZER, VARIANTS as PATHS
+    model = MiniGPT.load(name)
+    cfg, n_params = VARIANTS[name]
+    m = load_metrics(PATHS[name].with_name("metrics.json"))
+    assert model.config == cfg and model.n_params() == m["n_params"] == n_params
+    assert m["tokenizer_sha256"] == __import__("hashlib").sha256(TOKENIZER.read_bytes()).hexdigest()
+    assert m["train_config"] == load_metrics()["train_config"]
+    assert model.tokenizer.merges == gpt.tokenizer.merges
+    _, held = split_corpus(corpus_text, m["train_config"]["held_out"])
+    loss = evaluate(model.params, model.config, np.array(model.tokenizer.encode(held)))
+    assert loss == pytest.approx(m["held_out_loss"], abs=1e-4)

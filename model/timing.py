@@ -1,0 +1,88 @@
+"""The clock, for the page's own measurements ("Tus milisegundos") and the step's timing.
+
+What the app needs at run time to time the model; the command-line table that
+prints them is model/bench.py. Each time is the best of several rounds, each
+round long enough for the clock's resolution not to matter.
+"""
+from __future__ import annotations
+
+import time
+
+from . import cost
+from .config import Config
+
+
+def table_positions(cfg: Config) -> tuple[int, ...]:
+    """The lesson's timing table: an eighth, a quarter, a half, three quarters and all of the window."""
+    n = cfg.n_ctx
+    return (n // 8, n // 4, n // 2, 3 * n // 4, n)
+
+
+POSITIONS = table_positions(Config())       # (8, 16, 32, 48, 64)
+
+
+def time_per_call(fn, min_seconds: float = 0.01, rounds: int = 5) -> float:
+    """Best seconds per call of fn() over `rounds` rounds of at least min_seconds each."""
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_seconds:
+            break
+        n = n * 2 if dt <= 0 else max(n + 1, int(n * min_seconds / dt * 1.2))
+    best = dt / n
+    for _ in range(rounds - 1):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best
+
+
+def timed(fn, min_seconds: float = 0.002, max_calls: int = 50):
+    """(result of fn(), seconds per call). fn runs once; if that took less than
+    min_seconds it runs again in one batch long enough for a coarse clock
+    (browsers round performance.now() to 0.1 ms) and the batch's mean is used."""
+    t0 = time.perf_counter()
+    result = fn()
+    first = time.perf_counter() - t0
+    if first >= min_seconds:
+        return result, first
+    n = max(2, min(max_calls, int(min_seconds / max(first, 1e-6)) + 1))
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return result, (time.perf_counter() - t0) / n
+
+
+def window_ids(gpt, prompt: str = "La Nela", seed: int = 0, top_p: float = 0.9) -> list[int]:
+    """The explorable's text: the prompt and sampled tokens up to a full window."""
+    from .sampling import generate
+    n_prompt = len(gpt.tokenizer.encode(prompt))
+    return generate(gpt, prompt, gpt.config.n_ctx - n_prompt, seed=seed, top_p=top_p)
+
+
+def cached_seconds(gpt, ids, t: int, **kw) -> float:
+    """One token at position t (1-based) with the cache: avanzar on a cache of t-1 positions."""
+    _, cache = gpt.llenar(ids[:t - 1])
+    return time_per_call(lambda: gpt.avanzar(ids[t - 1], cache.copy()), **kw)
+
+
+def full_seconds(gpt, ids, t: int, **kw) -> float:
+    """The same token without the cache: the full pass over t tokens."""
+    return time_per_call(lambda: gpt.forward(ids[:t]), **kw)
+
+
+def position_row(cfg, t: int, cached_s: float, full_s: float) -> dict:
+    """One row of the timing table: the count both ways next to the clock both ways."""
+    return {"t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
+            "cached_s": cached_s, "full_s": full_s, "clock_ratio": full_s / cached_s,
+            "count_ratio": cost.ratio_at(cfg, t)}
+
+
+def rows_summary(n_rows: int, cached_s: float, full_s: float) -> dict:
+    """Position n_rows, row by row: the full pass per row against one row alone (a cached step)."""
+    return {"rows": n_rows, "per_row_in_pass_s": full_s / n_rows, "one_row_s": cached_s,
+            "ratio": cached_s / (full_s / n_rows)}
