@@ -16,9 +16,11 @@ from model import CheckpointError, MiniGPT
 from model.threads import one_blas_thread
 
 from .i18n import tr
-from .state import Explorer, Settings
-from .urlstate import parse
-from .views import CSS, ExplorableView
+from .page import Explorable
+from .session import Session
+from .settings import Settings
+from .state import PROMPT
+from .style import CSS
 
 _MODEL = None
 
@@ -35,18 +37,21 @@ def load_model():
     return _MODEL
 
 
-def create_view(query=None) -> ExplorableView:
-    url = parse(query)
-    explorer = Explorer(load_model(), Settings(seed=url.seed, top_p=url.top_p, mode=url.mode))
-    if url.t is not None:
-        explorer.advance_to(url.t)
-    return ExplorableView(explorer, url)
+def settings_for(query, gpt) -> Settings:
+    """The URL's settings, within the model's own window."""
+    return Settings.from_query(query, n_ctx=gpt.config.n_ctx, n_prompt=len(gpt.tokenizer.encode(PROMPT)))
+
+
+def create_view(query=None, gpt=None) -> Explorable:
+    """The explorable for one reader (any model: the committed checkpoint by default)."""
+    gpt = gpt or load_model()
+    return Explorable(Session(gpt, settings_for(query, gpt)))
 
 
 def create_app(query=None):
     try:
         return create_view(query).layout
     except CheckpointError as e:
-        lang = parse(query).lang
+        lang = Settings.from_query(query).lang
         return pn.pane.HTML(f"<div class='error' role='alert'>{html.escape(tr(lang, 'model_error', message=str(e)))}"
                             f"</div>", stylesheets=[CSS], sizing_mode="stretch_width")

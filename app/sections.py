@@ -1,11 +1,10 @@
 """Below the figure: the reader's own timing lab, the lesson's first cell, the
 quiz with its challenge, and how much context fits. Thin views over
-app.lab, app.quiz, app.challenge and app.calculator.
+app.lab, app.cell, app.quiz, app.challenge and app.calculator.
 """
 from __future__ import annotations
 
 import asyncio
-import html
 
 import numpy as np
 import panel as pn
@@ -17,11 +16,8 @@ from model.timing import window_ids
 from . import calculator, cell, challenge, quiz, sandbox
 from .i18n import num, sci, tr
 from .lab import TimingLab
-from .views import CSS, GREEN, GREY
-
-
-def esc(s) -> str:
-    return html.escape(str(s))
+from .parts import esc
+from .style import CSS, GREEN, GREY
 
 
 class Section:
@@ -31,10 +27,12 @@ class Section:
     key = ""
 
     def __init__(self, view):
-        self.view = view                     # the ExplorableView: its explorer, language, stylesheet
+        self.view = view                     # the Explorable (app/page.py): its session, sandbox, language
         self.card = pn.Card(collapsed=True, sizing_mode="stretch_width", margin=(6, 0))
         self.built = False
         self.card.param.watch(lambda e: e.new or self.ensure_built(), "collapsed")
+        view.session.settings.param.watch(lambda _e: self.apply_language(), "lang")
+        self.apply_language()
 
     def ensure_built(self):
         if not self.built:
@@ -253,7 +251,7 @@ class ProveSection(Section):
                                  limit_s=cell.LIMIT_S)
 
     def show(self, answer, run):
-        self.view._publish_state(weights=True)      # tests check the app's model is untouched
+        self.view.publish_state(weights=True)      # tests check the app's model is untouched
         t = self.t
         out = failure_html(t, self.lang, answer, cell.LIMIT_S)
         if out is None and answer.status == "error":
@@ -356,7 +354,7 @@ class QuizSection(Section):
                                  lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run))
 
     def show_check(self, verdict, out, where, run):
-        self.view._publish_state(weights=True)      # tests check the app's model is untouched
+        self.view.publish_state(weights=True)      # tests check the app's model is untouched
         lang, answer = self.lang, verdict.answer
         if verdict.kind == "right":
             body = f"<div class='feedback right' role='status'><b>{esc(self.t('challenge_ok', diff=sci(verdict.diff, lang)))}</b> {esc(where)}</div>"

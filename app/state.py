@@ -17,8 +17,7 @@ from model import cost, sample
 from model.gpt import is_position_error
 from model.timing import timed
 
-CACHE, FULL = "cache", "full"
-MODES = (CACHE, FULL)
+from .settings import CACHE, FULL, MODES, Settings
 
 # what a cell of the cache grid shows at this step
 FUTURE, READ, COMPUTED = 0, 1, 2
@@ -48,22 +47,17 @@ class Measure:
     proof: float | None = None        # max |cached logits - full-pass logits|
 
 
-@dataclass
-class Settings:
-    seed: int = 0
-    top_p: float = 0.9
-    temperature: float = 1.0
-    mode: str = CACHE
-
-
 class Explorer:
-    """Step the mini-GPT token by token, keeping everything the views show."""
+    """Step the mini-GPT token by token, keeping everything the views show. It reads the
+    reader's seed, top-p and mode from `settings` (app/settings.py)."""
+
+    temperature = 1.0
 
     def __init__(self, gpt, settings: Settings | None = None, prompt: str = PROMPT):
         self.gpt = gpt
         self.cfg = gpt.config
-        self.settings = settings or Settings()
         self.prompt = prompt
+        self.settings = settings or Settings(n_ctx=self.cfg.n_ctx, n_prompt=len(gpt.tokenizer.encode(prompt)))
         # costs of every position 1..n_ctx, exact integers from the model's formulas
         positions = range(1, self.cfg.n_ctx + 1)
         self.cost_cached = np.array([cost.c_cached(self.cfg, t) for t in positions], dtype=np.int64)
@@ -149,7 +143,7 @@ class Explorer:
         other = FULL if self.mode == CACHE else CACHE
         seconds = {}
         try:
-            token = ids[-1] = sample(self.next_logits, self.rng, s.temperature, None, s.top_p)
+            token = ids[-1] = sample(self.next_logits, self.rng, self.temperature, None, s.top_p)
             (logits, cache), seconds[self.mode] = timed(ways[self.mode])
             if measure:
                 (check, _), seconds[other] = timed(ways[other])

@@ -65,7 +65,7 @@ def python_side(n: int = 20) -> dict:
         for _ in range(n):
             view = create_view(f"?mode={mode}&t=63")
             t0 = time.perf_counter()
-            view.do("step")
+            view.controls.do("step")
             times.append((time.perf_counter() - t0) * 1e3)
         out[mode] = (statistics.median(times), max(times))
     return out

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from app.state import CACHE, COMPUTED, FULL, FUTURE, READ, Explorer, Settings
+from app.settings import CACHE, FULL, Settings
+from app.state import COMPUTED, FUTURE, READ, Explorer
 from model import generate
 
 

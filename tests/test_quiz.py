@@ -20,7 +20,7 @@ def test_sections_are_built_when_first_opened():
     assert not any(s.built for s in view.sections) and all(s.card.objects == [] for s in view.sections)
     view.sections[3].card.collapsed = False
     assert view.sections[3].built and "65\u202f378 tokens" in view.sections[3].result.object
-    view.set_language("en")
+    view.session.settings.lang = "en"
     assert "65,378 tokens" in view.sections[3].result.object and not view.sections[0].built
 
 
@@ -34,7 +34,8 @@ def test_nothing_is_answered_until_the_reader_answers():
 
 
 def test_numbers_are_the_pages(gpt):
-    from app.state import Explorer, Settings
+    from app.state import Explorer
+    from app.settings import Settings
     ex = Explorer(gpt, Settings(seed=0))
     ex.advance_to(30)
     n = numbers(ex)

@@ -1,32 +1,36 @@
-"""The views patch only what changed; after any sequence of actions, what the
-browser has (the data sources) is exactly what the state says."""
+"""The views patch only what changed; after any sequence of actions, what the browser has
+(the data sources) is exactly what the state says. The page follows the model's own
+configuration: another n_ctx, another page."""
 import numpy as np
 import pytest
 
+from app.figures import grid_rows
 from app.main import create_view
-from app.views import ROWS
+from app.settings import Settings
 
 
 def assert_in_sync(v):
-    ex, n = v.ex, v.n
+    ex, n, grid, bars = v.ex, v.n, v.grid, v.bars.bars
+    rows = grid_rows(ex.cfg)
     states = ex.cell_states()
-    vecs = [ex.vectors(b, k) for b, k in ROWS]
-    cells = v.grid_cells.data
-    for i in range(len(ROWS)):
+    vecs = [ex.vectors(b, k) for b, k in rows]
+    cells = grid.cells.data
+    for i in range(len(rows)):
         for p in range(n):
-            cell = v._cell(i, p, states, vecs)
+            cell = grid.cell(i, p, states, vecs)
             assert (cells["state"][i * n + p], cells["tok"][i * n + p], cells["values"][i * n + p]) == \
                 (cell[3], cell[2], cell[4]), (i, p)
-    for i, (block, kind) in enumerate(ROWS):
-        img = v.grid_images.data["image"][i]
+    for i, (block, kind) in enumerate(rows):
+        img = grid.images.data["image"][i]
         assert np.allclose(img[:, :ex.t], ex.vectors(block, kind).T / ex.kv_scale[block, kind], atol=1e-6)
         assert np.isnan(img[:, ex.t:]).all()
-    assert np.array_equal(np.round(v.bars.data["c"][:ex.t] * 1e6), ex.cost_cached[:ex.t])
-    assert np.array_equal(np.round(v.bars.data["tc"][:ex.t] * 1e6), ex.cost_full[:ex.t])
-    assert not np.any(v.bars.data["c"][ex.t:])
+    assert np.array_equal(np.round(bars.data["c"][:ex.t] * 1e6), ex.cost_cached[:ex.t])
+    assert np.array_equal(np.round(bars.data["tc"][:ex.t] * 1e6), ex.cost_full[:ex.t])
+    assert not np.any(bars.data["c"][ex.t:])
     measured = sorted(p for p, m in ex.measures.items() if m.cached_s is not None)
-    assert list(v.clock.data["pos"]) == measured
-    assert list(v.grid_marks.data["x"]) == list(np.flatnonzero(states == 2) + 1)
+    assert list(v.clock.points.data["pos"]) == measured
+    assert list(grid.marks.data["x"]) == list(np.flatnonzero(states == 2) + 1)
+    assert f"t = {ex.t} / {n}" in v.text.layout.object
 
 
 @pytest.mark.parametrize("actions", [
@@ -39,35 +43,51 @@ def test_patched_views_match_the_state(actions):
     v = create_view("?t=40")
     assert_in_sync(v)
     for a in actions:
-        v.do(a)
+        v.controls.do(a)
         assert_in_sync(v)
 
 
 def test_in_sync_through_the_error_and_a_new_language():
     v = create_view("?t=63&lang=en")
-    v.do("step")
-    v.do("step")                               # position 65: the error
-    assert v.ex.error is not None and v.error.visible
+    v.controls.do("step")
+    v.controls.do("step")                               # position 65: the error
+    assert v.ex.error is not None and v.error.layout.visible
     assert_in_sync(v)
-    v.set_language("pt")
+    v.session.settings.lang = "pt"
     assert_in_sync(v)
-    assert v.step_button.name == "Avançar"
-    v.do("reset")
-    assert not v.error.visible
+    assert v.controls.step_button.name == "Avançar"
+    assert "Avançar" in v.a11y.help_text or v.a11y.help_text
+    v.controls.do("reset")
+    assert not v.error.layout.visible
     assert_in_sync(v)
+
+
+def test_widgets_are_the_settings():
+    """One object: the URL's values, the widgets' values and bounds, and the share link."""
+    v = create_view("?lang=en&seed=7&speed=9&top_p=0.8")
+    s = v.session.settings
+    assert (v.advanced.seed.value, v.controls.speed.value, v.advanced.top_p.value) == (7, 9, 0.8)
+    assert (v.controls.speed.start, v.controls.speed.end) == s.param.speed.bounds
+    assert (v.advanced.top_p.start, v.advanced.top_p.end, v.advanced.top_p.step) == (0.05, 1.0, 0.05)
+    v.advanced.seed.value = 3                        # the widget changes the setting, which restarts the text
+    assert s.seed == 3 and v.ex.settings.seed == 3 and v.ex.t == 2
+    v.controls.mode_switch.value = "full"
+    assert s.mode == "full" and v.ex.mode == "full"
+    s.mode = "cache"                                 # and the setting moves the widget
+    assert v.controls.mode_switch.value == "cache"
 
 
 def test_share_link_reproduces_the_state():
-    from app.urlstate import parse
     v = create_view("?lang=en&seed=7")
     for _ in range(5):
-        v.do("step")
-    v.do("toggle")
-    v.advanced.collapsed = False
-    link = v.share.object.split("href='")[1].split("'")[0].replace("&amp;", "&")
+        v.controls.do("step")
+    v.controls.do("toggle")
+    v.advanced.layout.collapsed = False
+    link = v.advanced.share.object.split("href='")[1].split("'")[0].replace("&amp;", "&")
     again = create_view(link)
     assert again.ex.ids == v.ex.ids and again.ex.mode == "full" and again.lang == "en"
-    assert parse(link).notices == []
+    assert Settings.from_query(link).notices == []
+    assert v.a11y.page_state["query"] == link        # what a reload after a failure keeps
 
 
 def test_html_snapshot_draws_the_state():
@@ -79,12 +99,37 @@ def test_html_snapshot_draws_the_state():
     assert html.count("class='cell future'") == 4             # one hatched band per row
     assert html.count("class='bar ") == 2 * 10                 # both bars of each position so far
     assert "Step" in html and "K, block 1" in html
-    v.do("toggle")
+    v.controls.do("toggle")
     assert render(v).count("class='cell now'") == 4           # with the cache: only the new column
 
 
+def test_a_model_with_another_window_gets_its_own_page(gpt):
+    """Every number of the model's configuration is read from its Config: with n_ctx = 32 the axes,
+    the bounds, the texts and the error's position follow."""
+    from dataclasses import replace
+
+    from model import MiniGPT
+    small = MiniGPT.random(replace(gpt.config, n_ctx=32), seed=1, tokenizer=gpt.tokenizer)
+    v = create_view("?lang=en&t=40", gpt=small)               # 40 is past this window: a notice
+    s = v.session.settings
+    assert s.param.t.bounds == (2, 32) and [n[0] for n in s.notices] == ["t"] and v.ex.t == 2
+    assert v.grid.figure.x_range.end == 32.5 and v.bars.figure.x_range.end == 32.5
+    assert list(v.grid.figure.xaxis.ticker.ticks) == [1, 4, 8, 12, 16, 20, 24, 28, 32]
+    assert "t = 2 / 32" in v.text.layout.object
+    assert v.grid.images.data["image"][0].shape == (64, 32)
+    for _ in range(31):
+        v.controls.do("step")
+    assert "t = 32 / 32" in v.text.layout.object and "2 · 2 · 32 · 64" in v.readouts.layout.object
+    v.controls.do("step")
+    assert v.ex.error.lesson and v.ex.error.position == 33
+    assert "Position 33 does not exist" in v.error.layout.object and "32 rows" in v.error.layout.object
+    prove = next(x for x in v.sections if x.key == "prove")
+    prove.ensure_built()
+    assert "while len(ids) < 32:" in prove.editor.value and prove.to65_button.name == "Change 32 to 33 and run"
+
+
 def test_animating_and_resetting_leaks_nothing():
-    """30 cycles of Animar, a step, Pausa, Reiniciar: one periodic callback for the view's whole life
+    """30 cycles of Animar, a step, Pausa, Reiniciar: one periodic callback for the page's whole life
     (Panel keeps every callback it creates), and no growth in the objects Python holds."""
     import gc
 
@@ -96,12 +141,13 @@ def test_animating_and_resetting_leaks_nothing():
     doc = Document()
     with set_curdoc(doc):
         v = create_view("?lang=es")
+        controls = v.controls
 
         def cycle():
-            v.do("play")
-            v.step()
-            v.do("play")
-            v.do("reset")
+            controls.do("play")
+            controls.step()
+            controls.do("play")
+            controls.do("reset")
 
         for _ in range(5):                       # warm up caches (formatting, Bokeh property caches)
             cycle()
@@ -114,4 +160,4 @@ def test_animating_and_resetting_leaks_nothing():
         assert len(pn.state._periodic.get(doc, [])) == 1
         assert sum(isinstance(o, PeriodicCallback) for o in gc.get_objects()) == 1
         assert after - before < 300, (before, after)      # not per cycle: 30 cycles of a leak would be more
-        assert not v._callback.running and v.ex.t == 2
+        assert not controls.timer().running and v.ex.t == 2

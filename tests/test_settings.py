@@ -1,6 +1,15 @@
+"""The reader's settings, from a URL: one param object whose bounds the parser reads."""
 import pytest
 
-from app.urlstate import parse
+from app.settings import Settings
+
+
+def parse(query, **kw):
+    return Settings.from_query(query, **kw)
+
+
+def values(s) -> dict:
+    return {k: getattr(s, k) for k in Settings.URL_KEYS}
 
 
 def test_defaults():
@@ -12,7 +21,7 @@ def test_good_values():
     s = parse("?lang=en&mode=full&t=40&seed=3&speed=8&top_p=0.8&embed=1")
     assert (s.lang, s.mode, s.t, s.seed, s.speed, s.top_p, s.embed) == ("en", "full", 40, 3, 8, 0.8, True)
     assert s.notices == []
-    assert parse(s.query()).__dict__ == s.__dict__
+    assert values(parse(s.query())) == values(s)
 
 
 def test_session_args_from_panel():
@@ -47,3 +56,25 @@ def test_aliases_and_mixed():
     s = parse("?mode=sin&t=64&lang=xx&speed=20")
     assert s.mode == "full" and s.t == 64 and s.speed == 20 and s.lang == "es"
     assert len(s.notices) == 1
+
+
+def test_bounds_come_from_the_model():
+    s = parse("?t=40", n_ctx=32, n_prompt=3)
+    assert s.param.t.bounds == (3, 32) and s.t is None and s.notices[0][2:] == ("why_range", {"lo": 3, "hi": 32})
+    assert parse("?t=64").param.t.bounds == (2, 64)        # per instance: the other page keeps its own
+
+
+@pytest.mark.parametrize("query", ["?seed=" + "9" * 100_000, "?t=" + "1" * 5000, "?top_p=" + "0" * 10_000 + "1"])
+def test_huge_numbers_are_refused_not_raised(query):
+    s = parse(query)
+    assert len(s.notices) == 1 and s.notices[0][2] in ("why_int", "why_float")
+
+
+def test_a_repeated_key_counts_once_its_last_value():
+    s = parse("?lang=en&lang=pt&t=5&t=9")
+    assert s.lang == "pt" and s.t == 9 and s.notices == []
+
+
+def test_many_unknown_keys_are_notices_the_page_caps():
+    s = parse("?" + "&".join(f"k{i}=v" for i in range(5000)))
+    assert len(s.notices) == 5000 and s.lang == "es"

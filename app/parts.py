@@ -1,0 +1,397 @@
+"""The explorable's parts that are text: each a Panel `Viewer` over one Session.
+
+A part builds its widgets once, redraws when the session's revision changes and relabels
+when the language does; it reads everything it shows from the session (no copies).
+The figures are in app/figures.py; the page that puts them together in app/page.py.
+"""
+from __future__ import annotations
+
+import html
+
+import panel as pn
+
+from .i18n import num, sci, tr
+from .settings import CACHE, FULL
+from .style import CSS, show_token
+
+MAX_NOTICES = 3           # notices listed one by one; the rest are counted in one line
+MAX_NOTICE_VALUE = 60     # characters of a bad value shown
+
+
+def esc(s) -> str:
+    return html.escape(str(s))
+
+
+def html_pane(**kw):
+    return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
+
+
+class Part(pn.viewable.Viewer):
+    """A piece of the page over a Session: `build()` once, `relabel()` when the language changes
+    (then a full redraw), `redraw()` after every change of the session."""
+
+    def __init__(self, session, **params):
+        super().__init__(**params)
+        self.session = session
+        self.build()
+        session.param.watch(lambda _e: self.redraw(), "revision")
+        session.settings.param.watch(lambda _e: self.relabel(), "lang")
+        self.relabel()
+
+    @property
+    def ex(self):
+        return self.session.ex
+
+    @property
+    def n(self) -> int:
+        return self.session.n_ctx
+
+    @property
+    def lang(self) -> str:
+        return self.session.settings.lang
+
+    def t(self, msg_id: str, **kw) -> str:
+        return tr(self.lang, msg_id, **kw)
+
+    def build(self):
+        raise NotImplementedError
+
+    def relabel(self):
+        self.redraw()
+
+    def redraw(self):
+        pass
+
+    def __panel__(self):
+        return self.layout
+
+
+class Header(Part):
+    """The title and the introduction, unless the course page has its own (embed=1)."""
+
+    def build(self):
+        self.layout = html_pane(visible=not self.session.settings.embed)
+
+    def relabel(self):
+        if not self.session.settings.embed:
+            self.layout.object = f"<h1>{esc(self.t('title'))}</h1><p>{esc(self.t('intro'))}</p>"
+
+
+class Notices(Part):
+    """URL parameters that were ignored, and why (a few, then how many more)."""
+
+    def build(self):
+        self.layout = html_pane(visible=False)
+
+    def relabel(self):
+        notices = self.session.settings.notices
+        items = [self.t("notice_bad", key=cut(k), value=cut(v), why=self.t(why, **kw))
+                 for k, v, why, kw in notices[:MAX_NOTICES]]
+        if len(notices) > MAX_NOTICES:
+            items.append(self.t("notice_more", n=len(notices) - MAX_NOTICES))
+        self.layout.object = "".join(f"<div class='notice' role='note'>{esc(s)}</div>" for s in items)
+        self.layout.visible = bool(items)
+
+
+def cut(s: str, limit: int = MAX_NOTICE_VALUE) -> str:
+    return s if len(s) <= limit else s[:limit] + "…"
+
+
+class TokenText(Part):
+    """The text so far, one box per token: the prompt's dashed, the newest highlighted."""
+
+    def build(self):
+        self.layout = html_pane()
+
+    def redraw(self):
+        ex = self.ex
+        toks = ex.tokens()
+        spans = []
+        for i, s in enumerate(toks):
+            cls = ["tok"] + (["prompt"] if i < ex.n_prompt else []) + (["current"] if i == len(toks) - 1 else [])
+            if s.strip("\n") == "":
+                cls.append("nl")
+            title = self.t("prompt_token" if i < ex.n_prompt else "sampled_token") + f" {i + 1}"
+            spans.append(f"<span class='{' '.join(cls)}' title='{esc(title)}'>{esc(show_token(s))}</span>"
+                         + "<br>" * min(s.count("\n"), 1))
+        self.layout.object = (f"<p><span class='tpos'>{self.t('position', t=ex.t, n=self.n)}</span></p>"
+                              f"<div class='text' lang='es'>{''.join(spans)}</div>")
+
+
+class ErrorBox(Part):
+    """The error of the last step: the lesson's IndexError at n_ctx + 1, or a failure as what it is."""
+
+    def build(self):
+        self.layout = html_pane(visible=False)
+
+    def redraw(self):
+        e = self.ex.error
+        if e is None:
+            self.layout.visible = False
+            self.layout.object = ""
+            return
+        heading, explain = ("error_heading", "error_explain") if e.lesson else ("step_failed_heading",
+                                                                                "step_failed_explain")
+        self.layout.object = (
+            f"<div class='error' role='alert' data-testid='error' data-lesson='{str(e.lesson).lower()}'>"
+            f"<h2>{esc(self.t(heading, pos=e.position))}</h2>"
+            f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
+            f"<p>{esc(self.t(explain, n=self.n, pos=e.position))}</p></div>")
+        self.layout.visible = True
+
+
+class Readouts(Part):
+    """The numbers, in one pane (one layout pass per step): this token, the totals, the cache's
+    memory, the clock next to the count, and the proof."""
+
+    def build(self):
+        self.layout = html_pane()
+
+    def redraw(self):
+        c = self.ex.costs()
+        self.layout.object = ("<div class='cards'>" + self.card_token(c) + self.card_totals(c)
+                              + self.card_memory(c) + self.card_clock() + self.card_proof() + "</div>")
+
+    def both_ways(self, cached: str, full: str, ratio: str, testid: str) -> str:
+        """Two rows (with / without the cache, the current mode outlined) and their ratio."""
+        on = self.session.settings.mode == CACHE
+        act = lambda yes: " active" if yes else ""
+        return (f"<div class='row{act(on)}'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
+                f"<span class='num cached' data-testid='{testid}-cached'>{cached}</span></div>"
+                f"<div class='row{act(not on)}'><span><span class='swatch full'></span> {self.t('without_cache')}"
+                f"</span><span class='num full' data-testid='{testid}-full'>{full}</span></div>"
+                f"<div class='row'><span></span><span class='num big' data-testid='{testid}-ratio'>{ratio}</span></div>")
+
+    def card(self, testid: str, heading: str, body: str, wide: bool = False) -> str:
+        return (f"<div class='card{' wide' if wide else ''}' data-testid='{testid}'><h3>{esc(heading)}</h3>"
+                f"{body}</div>")
+
+    def card_token(self, c) -> str:
+        lang = self.lang
+        return self.card("this-token", self.t("this_token", t=c["t"]),
+                         self.both_ways(num(c["cached"], lang), num(c["full"], lang), f"{num(c['ratio'], lang)}×", "token"))
+
+    def card_totals(self, c) -> str:
+        lang = self.lang
+        return self.card("totals", self.t("totals", t=c["t"]),
+                         self.both_ways(num(c["total_cached"], lang), num(c["total_full"], lang),
+                                        f"{num(c['total_ratio'], lang, 1)}×", "total"))
+
+    def card_memory(self, c) -> str:
+        lang, kib, cfg = self.lang, c["cache_bytes"] / 1024, self.ex.cfg
+        value = self.t("memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0))
+        formula = self.t("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
+        return self.card("memory", self.t("memory"), f"<div class='num big' data-testid='memory-numbers'>{esc(value)}"
+                                                      f"</div><div class='num explain'>{esc(formula)}</div>")
+
+    def card_clock(self) -> str:
+        ex, lang, t = self.ex, self.lang, self.ex.t
+        m = ex.clock()
+        if m.cached_s is None:
+            body = f"<p class='explain'>{esc(self.t('proof_none' if t <= ex.n_prompt else 'clock_none'))}</p>"
+        else:
+            ratio = m.full_s / m.cached_s
+            body = self.both_ways(f"{num(m.cached_s * 1e3, lang, 3)} ms", f"{num(m.full_s * 1e3, lang, 3)} ms",
+                                  esc(self.t("clock_ratio", x=num(ratio, lang, 1), n=t)), "clock")
+            if t == self.n:
+                body += (f"<p class='explain' data-testid='clock-explain'>"
+                         f"{esc(self.t('clock_explain', n=t, x=num(ratio, lang, 0)))}</p>")
+        return self.card("clock", f"{self.t('clock_heading')} · {self.t('clock_last')}", body, wide=True)
+
+    def card_proof(self) -> str:
+        proof = self.ex.clock().proof
+        text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
+        return self.card("proof-card", self.t("proof_heading"),
+                         f"<p data-testid='proof'>{esc(text)}</p><p class='explain'>{esc(self.t('proof_explain'))}</p>")
+
+
+class DataTable(Part):
+    """The figure's data as a table (for screen readers, and anyone who prefers numbers), drawn
+    only while its card is open."""
+
+    def build(self):
+        self.table = html_pane()
+        self.layout = pn.Card(self.table, collapsed=True, sizing_mode="stretch_width")
+        self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
+
+    def relabel(self):
+        self.layout.title = self.t("table_heading")
+        self.redraw()
+
+    def redraw(self):
+        if self.layout.collapsed:
+            return
+        ex, lang = self.ex, self.lang
+        toks = ex.tokens()
+        head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
+                       ("table_pos", "table_token", "table_cached", "table_full", "table_ms_cached", "table_ms_full"))
+        ms = lambda s: num(s * 1e3, lang, 3) if s is not None else "—"
+        rows = []
+        for p in range(1, ex.t + 1):
+            m = ex.measures.get(p)
+            cls = " class='current'" if p == ex.t else ""
+            rows.append(f"<tr{cls}><td>{p}</td><td class='tok'>{esc(show_token(toks[p - 1]))}</td>"
+                        f"<td>{num(ex.cost_cached[p - 1], lang)}</td><td>{num(ex.cost_full[p - 1], lang)}</td>"
+                        f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>")
+        self.table.object = (f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
+                             f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+class PageState(Part):
+    """The page's state on <body> (through the A11y helper): the query a reload keeps, and the
+    weights' checksum for tests (recomputed when asked, and at every error)."""
+
+    def __init__(self, session, a11y, **params):
+        self.a11y = a11y
+        super().__init__(session, **params)
+
+    def build(self):
+        self.layout = pn.Spacer(width=0, height=0, margin=0)
+
+    def redraw(self, weights: bool = False):
+        state = {"query": self.session.settings.query(), "weights": self.a11y.page_state.get("weights", "")}
+        if weights or not state["weights"] or self.ex.error is not None:
+            state["weights"] = self.ex.weights_digest()
+        if state != self.a11y.page_state:
+            self.a11y.page_state = state
+
+
+def linked(widget_class, parameter, **kw):
+    """A widget linked both ways to a setting (its bounds and step come from the parameter; the
+    parameter's English doc is not shown as the widget's description)."""
+    if "description" in widget_class.param:
+        kw.setdefault("description", None)
+    return widget_class.from_param(parameter, **kw)
+
+
+class Controls(Part):
+    """Step, animate, reset, the mode switch and the speed; the keyboard (through A11y) and the
+    polite live region that says what each action did."""
+
+    def __init__(self, session, a11y, **params):
+        self.a11y = a11y
+        self._timer = None
+        super().__init__(session, **params)
+
+    def build(self):
+        settings = self.session.settings
+        self.step_button = pn.widgets.Button(color="primary", width=130)
+        self.play_button = pn.widgets.Toggle(color="default", width=130)
+        self.reset_button = pn.widgets.Button(color="default", width=130)
+        self.mode_switch = linked(pn.widgets.RadioButtonGroup, settings.param.mode, color="success", width=260)
+        self.speed = linked(pn.widgets.IntSlider, settings.param.speed, width=220)
+        self.step_button.on_click(lambda _e: self.do("step"))
+        self.reset_button.on_click(lambda _e: self.do("reset"))
+        self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
+        settings.param.watch(self._mode_said, "mode")
+        settings.param.watch(lambda _e: self._retime(), "speed")
+        self.a11y.param.watch(lambda e: self.do(e.new.split(":")[0]), "command")
+        self.layout = pn.FlexBox(self.step_button, self.play_button, self.reset_button, self.mode_switch,
+                                 self.speed, align_items="center", gap="8px", sizing_mode="stretch_width")
+
+    def relabel(self):
+        t = self.t
+        self.step_button.name, self.reset_button.name = t("step"), t("reset")
+        self.play_button.name = t("pause") if self.play_button.value else t("play")
+        self.mode_switch.options = {t("mode_cache"): CACHE, t("mode_full"): FULL}
+        self.speed.name = t("speed")
+        self.a11y.help_text = t("keyboard")
+
+    # -- actions: safe in any state, as often as a reader clicks ------------------------------
+    def do(self, command: str):
+        if command == "step":
+            self.step()
+        elif command == "reset":
+            self.reset()
+        elif command == "toggle":
+            self.session.toggle()
+        elif command == "play":
+            self.play_button.value = not self.play_button.value
+
+    def step(self):
+        if not self.session.step():               # the error: the animation stops there
+            self.set_playing(False)
+        ex = self.ex
+        if ex.error:
+            e = ex.error
+            self.a11y.message = self.t("live_error", pos=e.position, type=e.type_name, message=e.message)
+        else:
+            mode = self.t("mode_cache" if self.session.settings.mode == CACHE else "mode_full")
+            c = ex.costs()
+            self.a11y.message = self.t("live_step", t=ex.t, n=self.n, tok=show_token(ex.tokens()[-1]), mode=mode,
+                                       c=num(c["cached" if self.session.settings.mode == CACHE else "full"], self.lang))
+
+    def reset(self):
+        self.set_playing(False)
+        self.session.reset()
+        self.a11y.message = self.t("live_reset", t=self.ex.t, n=self.n)
+
+    def _mode_said(self, event):
+        self.a11y.message = self.t("live_mode", mode=self.t("mode_cache" if event.new == CACHE else "mode_full"))
+
+    # -- animation: one periodic callback, no threads, no sleeps (works under Pyodide) ------------
+    def set_playing(self, playing: bool):
+        if self.play_button.value != playing:
+            self.play_button.value = playing      # the watcher calls back here
+            return
+        if playing and self.ex.error:             # nothing to animate until Reset
+            self.play_button.value = False
+            return
+        self.play_button.name = self.t("pause") if playing else self.t("play")
+        running = self._timer is not None and self._timer.running
+        if playing and not running:
+            self.timer().start()
+            self.a11y.message = self.t("live_play")
+        elif not playing and running:
+            self._timer.stop()
+            self.a11y.message = self.t("live_pause")
+
+    def timer(self):
+        """One periodic callback for the page's whole life, started and stopped (Panel keeps every
+        callback it creates, so a new one per press would pile up)."""
+        if self._timer is None:
+            self._timer = pn.state.add_periodic_callback(self.step, period=self.period(), start=False)
+        return self._timer
+
+    def period(self) -> int:
+        speed = self.session.settings.speed
+        if self.a11y.reduced_motion:
+            speed = min(speed, 2)
+        return int(1000 / speed)
+
+    def _retime(self):
+        if self._timer is not None:
+            self._timer.period = self.period()    # a running callback restarts with it
+
+
+class AdvancedSettings(Part):
+    """Language, seed and top-p; a link to the current state; the keyboard's help (A11y)."""
+
+    LANGUAGES = {"Español": "es", "English": "en", "Português": "pt"}
+
+    def __init__(self, session, a11y, **params):
+        self.a11y = a11y
+        super().__init__(session, **params)
+
+    def build(self):
+        settings = self.session.settings
+        self.lang_select = linked(pn.widgets.RadioButtonGroup, settings.param.lang, options=self.LANGUAGES, width=270)
+        self.seed = linked(pn.widgets.IntInput, settings.param.seed, width=140)
+        self.top_p = linked(pn.widgets.FloatSlider, settings.param.top_p, throttled=True, width=220)
+        self.share = html_pane()
+        self.layout = pn.Card(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"), self.share, self.a11y,
+                              collapsed=True, sizing_mode="stretch_width")
+        self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
+
+    def relabel(self):
+        self.layout.title = self.t("advanced")
+        self.lang_select.name, self.seed.name, self.top_p.name = self.t("language"), self.t("seed"), self.t("top_p")
+        self.redraw()
+
+    def redraw(self):
+        """A link that opens the page in this state (language, mode, t, seed, top-p, speed)."""
+        if self.layout.collapsed:
+            return
+        query = esc(self.session.settings.query())
+        self.share.object = (f"<p>{esc(self.t('share'))}: <a href='{query}' target='_blank' rel='noopener' "
+                             f"data-testid='share'>{query}</a></p>")

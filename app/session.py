@@ -1,0 +1,53 @@
+"""One reader's explorable: the settings, the explorer over the model, and a revision number.
+
+`param`, not Panel: testable without a browser. The views (app/parts.py, app/figures.py)
+watch `revision`, which every action bumps once after the explorer has changed, and the
+settings' `lang`; none of them keeps a copy of the state.
+"""
+from __future__ import annotations
+
+import param
+
+from .settings import CACHE, FULL, Settings
+from .state import Explorer
+
+
+class Session(param.Parameterized):
+    revision = param.Integer(default=0, doc="Bumped after every change of what the page shows.")
+
+    def __init__(self, gpt, settings: Settings | None = None, **params):
+        super().__init__(**params)
+        self.ex = Explorer(gpt, settings)
+        self.settings = self.ex.settings
+        if self.settings.t is not None:
+            self.ex.advance_to(self.settings.t)
+        self.settings.param.watch(self._restart, ["seed", "top_p"])
+        self.settings.param.watch(self._changed, ["mode"])
+        self._changed()
+
+    @property
+    def n_ctx(self) -> int:
+        return self.ex.cfg.n_ctx
+
+    def step(self) -> bool:
+        """One token; False if the step failed (the error is kept for the page to show)."""
+        ok = self.ex.step()
+        self._changed()
+        return ok
+
+    def reset(self) -> None:
+        self.ex.reset()
+        self._changed()
+
+    def toggle(self) -> None:
+        self.settings.mode = FULL if self.settings.mode == CACHE else CACHE
+
+    def _restart(self, *_):
+        """A new seed or top-p is a new text: start over."""
+        self.ex.reset()
+        self._changed()
+
+    def _changed(self, *_):
+        with param.discard_events(self.settings):
+            self.settings.t = self.ex.t            # the share link and a reload keep the position
+        self.revision += 1

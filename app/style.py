@@ -1,0 +1,43 @@
+"""The explorable's look in one place: the palette, the stylesheet, and what every figure shares.
+
+Colours are colour-blind safe (Okabe-Ito) and always come with a pattern or a label. The
+stylesheet is app/style.css; its custom properties (--green, ...) are the palette below.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from bokeh.models import FixedTicker, Range1d
+from bokeh.palettes import PuOr11
+from bokeh.plotting import figure
+
+HERE = Path(__file__).resolve().parent
+
+GREEN = "#009E73"       # with the cache (Okabe-Ito bluish green)
+GREY = "#6f6f6f"        # without it
+INK = "#1a1a1a"
+HIGHLIGHT = "#F0E442"   # the current token (Okabe-Ito yellow)
+CELL_PALETTE = list(reversed(PuOr11))   # the cache's numbers: orange positive, purple negative
+
+PALETTE_CSS = f":host, .kv-snap {{ --green: {GREEN}; --grey: {GREY}; --ink: {INK}; --highlight: {HIGHLIGHT}; }}\n"
+CSS = PALETTE_CSS + (HERE / "style.css").read_text(encoding="utf-8")
+
+
+def ticks(n_ctx: int) -> list[int]:
+    """Position ticks for an axis of n_ctx positions: 1, then every eighth of the window."""
+    step = max(1, n_ctx // 8)
+    return [1] + list(range(step, n_ctx + 1, step))
+
+
+def position_figure(n_ctx: int, height: int, **kw):
+    """A figure over positions 1..n_ctx, with the page's plain look (no toolbar, no outline)."""
+    f = figure(height=height, sizing_mode="stretch_width", x_range=Range1d(0.5, n_ctx + 0.5),
+               toolbar_location=None, tools="", min_border_left=10, **kw)
+    f.xaxis.ticker = FixedTicker(ticks=ticks(n_ctx))
+    f.outline_line_color = None
+    return f
+
+
+def show_token(s: str) -> str:
+    """A token as text to show alone: a newline is drawn as ⏎."""
+    return s.replace("\n", "⏎")
