@@ -21,26 +21,26 @@ TEMPLATE = {
     "es": '''import numpy as np
 
 def atencion(q, K, V):
-    """q: (16,) consulta del token actual; K, V: (t, 16) la caché de una cabeza.
-    Devuelve la salida de la atención: (16,)."""
+    """q: ({dk},) consulta del token actual; K, V: (t, {dk}) la caché de una cabeza.
+    Devuelve la salida de la atención: ({dk},)."""
     # tu código aquí
-    return np.zeros(16)
+    return np.zeros({dk})
 ''',
     "en": '''import numpy as np
 
 def attention(q, K, V):
-    """q: (16,) the current token's query; K, V: (t, 16) one head's cache.
-    Return the attention output: (16,)."""
+    """q: ({dk},) the current token's query; K, V: (t, {dk}) one head's cache.
+    Return the attention output: ({dk},)."""
     # your code here
-    return np.zeros(16)
+    return np.zeros({dk})
 ''',
     "pt": '''import numpy as np
 
 def atencao(q, K, V):
-    """q: (16,) a consulta do token atual; K, V: (t, 16) a cache de uma cabeça.
-    Devolve a saída da atenção: (16,)."""
+    """q: ({dk},) a consulta do token actual; K, V: (t, {dk}) a cache de uma cabeça.
+    Devolve a saída da atenção: ({dk},)."""
     # o seu código aqui
-    return np.zeros(16)
+    return np.zeros({dk})
 ''',
 }
 
@@ -51,7 +51,7 @@ def atencion(q, K, V):
     s = K @ q / np.sqrt(q.shape[0])      # (t,) una puntuación por clave guardada
     w = np.exp(s - s.max())
     w = w / w.sum()                      # softmax
-    return w @ V                         # (16,) la mezcla de los valores guardados
+    return w @ V                         # (d_k,) la mezcla de los valores guardados
 ''',
     "en": '''import numpy as np
 
@@ -59,7 +59,7 @@ def attention(q, K, V):
     s = K @ q / np.sqrt(q.shape[0])      # (t,) one score per cached key
     w = np.exp(s - s.max())
     w = w / w.sum()                      # softmax
-    return w @ V                         # (16,) the mix of the cached values
+    return w @ V                         # (d_k,) the mix of the cached values
 ''',
     "pt": '''import numpy as np
 
@@ -67,9 +67,14 @@ def atencao(q, K, V):
     s = K @ q / np.sqrt(q.shape[0])      # (t,) uma pontuação por chave guardada
     w = np.exp(s - s.max())
     w = w / w.sum()                      # softmax
-    return w @ V                         # (16,) a mistura dos valores guardados
+    return w @ V                         # (d_k,) a mistura dos valores guardados
 ''',
 }
+
+
+def template(lang: str, d_head: int) -> str:
+    """The starting code in the page's language, for heads of d_head numbers."""
+    return TEMPLATE.get(lang, TEMPLATE["es"]).format(dk=d_head)
 
 
 def payload(code: str, q, K, V) -> dict:

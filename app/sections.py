@@ -11,7 +11,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d
 from bokeh.plotting import figure
 
-from model.timing import window_ids
+from model.timing import table_positions, window_ids
 
 from . import calculator, cell, challenge, quiz, sandbox
 from .i18n import num, sci, tr
@@ -76,14 +76,15 @@ class LabSection(Section):
         self.status = self.html_pane()
         self.table = self.html_pane()
         self.source = ColumnDataSource({"t": [], "cached_ms": [], "full_ms": []})
-        f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, 66), toolbar_location=None,
+        n = self.view.n
+        f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, n + 2), toolbar_location=None,
                    tools="", min_border_left=10)
         f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")
         self.full_glyph = f.scatter("t", "full_ms", source=self.source, marker="square", size=8, color=GREY)
         f.line("t", "cached_ms", source=self.source, color=GREEN, line_width=2)
         self.cached_glyph = f.scatter("t", "cached_ms", source=self.source, marker="circle", size=8, color=GREEN)
         f.y_range.start = 0
-        f.xaxis.ticker = FixedTicker(ticks=[8, 16, 32, 48, 64])
+        f.xaxis.ticker = FixedTicker(ticks=list(table_positions(self.view.ex.cfg)))
         f.outline_line_color = None
         self.hover = HoverTool(renderers=[self.full_glyph, self.cached_glyph])
         f.add_tools(self.hover)
@@ -114,7 +115,7 @@ class LabSection(Section):
             return                                    # already running: one run at a time
         ex = self.view.ex                             # the page's text, or the same seed's full window
         ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
-        self.lab = lab = TimingLab(self.view.ex.gpt, ids)
+        self.lab = lab = TimingLab(self.view.ex.gpt, ids, positions=table_positions(ex.cfg))
         # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
         with pn.io.unlocked():
             self.run_button.disabled, self.cancel_button.disabled = True, False
@@ -284,7 +285,7 @@ class QuizSection(Section):
         self.challenge_intro = self.html_pane()
         self.block = pn.widgets.Select(options={"1": 0, "2": 1}, value=0, width=110)
         self.head = pn.widgets.Select(options={str(h + 1): h for h in range(4)}, value=0, width=110)
-        self.editor = code_editor(challenge.TEMPLATE.get(self.lang, challenge.TEMPLATE["es"]), 230)
+        self.editor = code_editor(challenge.template(self.lang, self.view.ex.cfg.d_head), 230)
         self.check_button = pn.widgets.Button(color="primary", width=180)
         self.solution_button = pn.widgets.Button(color="light", width=180)
         self.result = self.html_pane()
@@ -314,9 +315,11 @@ class QuizSection(Section):
         self.block.name = self.t("challenge_block")
         self.head.name = self.t("challenge_head")
         self.editor.name = self.t("challenge_code")
-        if self.code.code in [*challenge.TEMPLATE.values(), *challenge.SOLUTION.values()]:
-            pick = challenge.SOLUTION if self.code.code in challenge.SOLUTION.values() else challenge.TEMPLATE
-            self.editor.value = pick.get(self.lang, pick["es"])     # not edited: follow the language
+        dk = self.view.ex.cfg.d_head
+        if self.code.code in [challenge.template(lang, dk) for lang in challenge.TEMPLATE]:
+            self.editor.value = challenge.template(self.lang, dk)    # not edited: follow the language
+        elif self.code.code in challenge.SOLUTION.values():
+            self.editor.value = challenge.SOLUTION.get(self.lang, challenge.SOLUTION["es"])
         self.check_button.name = self.t("challenge_check")
         self.solution_button.name = self.t("challenge_solution")
 
