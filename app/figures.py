@@ -10,14 +10,19 @@ cells whose state changed, new bars and points), which keeps a step under 50 ms 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import panel as pn
 from bokeh.core.properties import value as bk_value
 from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper, Range1d,
                           Span)
 
+from model import cost
+
 from .i18n import num
 from .parts import Part, esc, html_pane
+from .settings import CACHE
 from .state import COMPUTED, FUTURE, READ
 from .style import CELL_PALETTE, GREEN, GREY, INK, position_figure, show_token
 
@@ -34,10 +39,10 @@ def grid_rows(cfg) -> list[tuple[int, str]]:
 class CacheGrid(Part):
     def build(self):
         self.rows = grid_rows(self.ex.cfg)
-        self.heading, self.note = html_pane(), html_pane()
+        self.heading, self.note, self.prefill = html_pane(), html_pane(), html_pane(visible=False)
         self.figure = self.make_figure()
-        self.layout = pn.Column(self.heading, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), self.note,
-                                sizing_mode="stretch_width", margin=0)
+        self.layout = pn.Column(self.heading, self.prefill, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+                                self.note, sizing_mode="stretch_width", margin=0)
 
     def band_y(self, i: int) -> float:
         """Centre of row i of the grid (row 0 at the top)."""
@@ -74,7 +79,11 @@ class CacheGrid(Part):
 
     def relabel(self):
         self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
-        self.note.object = f"<p class='legend-inline'>{esc(self.t('grid_note'))}</p>"
+        cfg = self.ex.cfg
+        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_heads, dk=cfg.d_head))}"
+                            f"</p>")
+        self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
+                               f"{esc(self.t('grid_prefill', p=self.ex.n_prompt))}</p>")
         self.figure.xaxis.axis_label = self.t("grid_x")
         self.figure.yaxis.major_label_overrides = {
             self.band_y(i): self.t("row_" + kind, l=layer + 1) for i, (layer, kind) in enumerate(self.rows)}
@@ -85,6 +94,9 @@ class CacheGrid(Part):
         known = self.draw_numbers()
         self.draw_cells(known)
         self.draw_future_and_marks()
+        in_prefill = self.ex.t <= self.ex.n_prompt         # the prompt's columns: one pass, llenar
+        if self.prefill.visible != in_prefill:
+            self.prefill.visible = in_prefill
 
     def scaled(self, layer: int, kind: str, start: int = 0) -> np.ndarray:
         """(d, t - start) the stored vectors of positions start+1..t, over their row's scale."""
@@ -115,7 +127,10 @@ class CacheGrid(Part):
         ex = self.ex
         layer, kind = self.rows[i]
         st = int(states[p])
-        state_text = self.t({FUTURE: "cell_future", READ: "cell_read", COMPUTED: "cell_computed"}[st])
+        key = {FUTURE: "cell_future", READ: "cell_read", COMPUTED: "cell_computed"}[st]
+        if st == COMPUTED and ex.t <= ex.n_prompt:
+            key = "cell_prefill"
+        state_text = self.t(key)
         if p < ex.t:
             v = vecs[i][p]
             values = self.t("cell_values", n=v.size, lo=f"{v.min():.2f}", hi=f"{v.max():.2f}")
@@ -129,7 +144,9 @@ class CacheGrid(Part):
         ex, n, cells = self.ex, self.n, self.drawn["cells"]
         states = ex.cell_states()
         vecs = [ex.vectors(layer, kind) for layer, kind in self.rows]
-        everything = not cells or known == 0
+        prefill = ex.t <= ex.n_prompt                    # the prompt's columns say "in the prefill"
+        everything = not cells or known == 0 or self.drawn.get("prefill") != prefill
+        self.drawn["prefill"] = prefill
         patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width")}
         for p in range(n):
             if not everything and cells[0, p][0] == states[p] and (p < known or states[p] == FUTURE):
@@ -156,38 +173,91 @@ class CacheGrid(Part):
             self.marks.data = marks
 
 
+def nice_below(x: float) -> float:
+    """The largest 1, 2, 2.5 or 5 times a power of ten that is at most x."""
+    power = 10 ** math.floor(math.log10(x))
+    return max(m * power for m in (1, 2, 2.5, 5, 10) if m * power <= x)
+
+
+def nice_step(top: float) -> float:
+    """A round step (1, 2 or 5 times a power of ten) for about five ticks up to `top`."""
+    raw = top / 5
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+class BarScales:
+    """The two scales of the cost bars, in millions of multiplications: `full` fits the grey ramp
+    t·c(t); `cached` fits the green bars c(t), `zoom` times taller (a round number)."""
+
+    def __init__(self, ex):
+        self.full = float(ex.cost_full[-1]) * 1.06 / 1e6
+        self.zoom = nice_below(self.full / (float(ex.cost_cached[-1]) * 1.15 / 1e6))
+        self.cached = self.full / self.zoom
+
+    def ticks(self, top: float, lang: str) -> tuple[list[float], dict]:
+        step = nice_step(top)
+        values = [i * step for i in range(int(top / step) + 1)]
+        digits = max(0, -math.floor(math.log10(step))) if step < 1 else 0
+        return values, {v: num(v, lang, digits) for v in values}
+
+
 class CostBars(Part):
+    """The multiplications of every token. Until the reader first switches to no cache, only the
+    green bars c(t), on their own scale (they barely change: the lesson's first observation);
+    from then on the grey ramp t·c(t) too, and a strip below that keeps the green bars visible
+    at `zoom` times their height. The current mode's bars are solid, the other's faded."""
+
     def build(self):
         n, ex = self.n, self.ex
         pos = np.arange(1, n + 1)
-        self.heading = html_pane()
+        self.scales = BarScales(ex)
+        self.heading, self.note = html_pane(), html_pane()
         self.bars = ColumnDataSource({"pos": pos, "c": np.zeros(n), "tc": np.zeros(n), "c_text": [""] * n,
                                       "tc_text": [""] * n, "ratio": [f"{p}×" for p in pos]})
-        f = position_figure(n, 260, y_range=Range1d(0, float(ex.cost_full[-1]) * 1.06 / 1e6))   # in millions
+        f = position_figure(n, 260, y_range=Range1d(0, self.scales.cached))
         self.full = f.vbar(x="pos", top="tc", width=0.8, source=self.bars, fill_color=GREY, line_color=GREY,
-                           hatch_pattern="/", hatch_color="white", hatch_alpha=0.6)
+                           hatch_pattern="/", hatch_color="white", hatch_alpha=0.6, visible=False)
         self.cached = f.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN, line_color="#00513b")
         self.legend = [LegendItem(label="", renderers=[self.cached]), LegendItem(label="", renderers=[self.full])]
-        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.8))
+        self.legend_box = Legend(items=self.legend[:1], location="top_left", background_fill_alpha=0.85)
+        f.add_layout(self.legend_box)
         self.hover = HoverTool(renderers=[self.full, self.cached], tooltips="")
         f.add_tools(self.hover)
         self.now = Span(location=2, dimension="height", line_color=INK, line_dash="dashed", line_width=1)
         f.add_layout(self.now)
         f.xgrid.visible = False
-        self.figure = f
-        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width", margin=0)
+        self.figure, self.strip = f, self.make_strip()
+        f.css_classes, self.strip.css_classes = ["kv-bars"], ["kv-bars-zoom"]     # for tests and styles
+        self.strip_pane = pn.pane.Bokeh(self.strip, sizing_mode="stretch_width", visible=False)
+        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_pane,
+                                self.note, sizing_mode="stretch_width", margin=0)
+
+    def make_strip(self):
+        """The green bars again, at their own scale, under the ramp."""
+        s = position_figure(self.n, 130, y_range=Range1d(0, self.scales.cached), visible=False)
+        bars = s.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN, line_color="#00513b")
+        self.strip_legend = LegendItem(label="", renderers=[bars])
+        s.add_layout(Legend(items=[self.strip_legend], location="top_left", orientation="horizontal",
+                            border_line_alpha=0, padding=2, margin=2), "above")
+        s.xgrid.visible = False
+        s.xaxis.major_label_text_font_size = "0pt"
+        return s
 
     def relabel(self):
         t, f, lang, ex = self.t, self.figure, self.lang, self.ex
         self.heading.object = f"<h2>{esc(t('bars_title'))}</h2>"
         f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("bars_y")
+        self.strip_legend.label = bk_value(t("bars_zoom", zoom=num(self.scales.zoom, lang)))
+        for fig in (f, self.strip):
+            values, labels = self.scales.ticks(self.scales.cached, lang)
+            fig.yaxis.ticker, fig.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
         self.legend[0].label, self.legend[1].label = bk_value(t("bars_cached")), bk_value(t("bars_full"))
         self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache"), "@c_text"), (t("without_cache"), "@tc_text"),
                                ("×", "@ratio")]
         self.bars.data.update({"c_text": [num(c, lang) for c in ex.cost_cached],
                                "tc_text": [num(c, lang) for c in ex.cost_full]})
-        self.drawn_t = None
+        self.drawn_t, self.revealed = None, None
         self.redraw()
 
     def redraw(self):
@@ -201,16 +271,36 @@ class CostBars(Part):
             self.bars.patch({"c": [(i, ex.cost_cached[i] / 1e6) for i in idx],
                              "tc": [(i, ex.cost_full[i] / 1e6) for i in idx]})
         self.drawn_t = t
-        cached_on = self.session.settings.mode == "cache"
-        self.cached.glyph.fill_alpha = 1.0 if cached_on else 0.45
-        self.cached.glyph.line_width = 1.5 if cached_on else 0.5
-        self.full.glyph.fill_alpha = 0.25 if cached_on else 0.95
+        self.reveal(self.session.ramp)
+        cached_on = self.session.settings.mode == CACHE
+        self.cached.glyph.fill_alpha = 1.0 if cached_on else 0.5
+        self.full.glyph.fill_alpha = 0.35 if cached_on else 0.95
         self.full.glyph.line_alpha = 0.5 if cached_on else 1.0
         self.now.location = t
+
+    def reveal(self, ramp: bool):
+        """Before the first switch to no cache: green bars only, on their scale. After: the ramp."""
+        if ramp == self.revealed:
+            return
+        self.revealed = ramp
+        f, lang = self.figure, self.lang
+        top = self.scales.full if ramp else self.scales.cached
+        values, labels = self.scales.ticks(top, lang)
+        f.y_range.end = top
+        f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        self.full.visible = self.strip.visible = ramp
+        self.strip_pane.visible = ramp            # after the figure: the pane follows its visibility
+        self.legend_box.items = self.legend if ramp else self.legend[:1]
+        cfg = self.ex.cfg
+        growth = (self.ex.cost_cached[-1] / self.ex.cost_cached[0] - 1) * 100
+        self.note.object = (f"<p class='legend-inline' data-testid='bars-note'>"
+                            f"{esc(self.t('bars_note_full' if ramp else 'bars_note_cache', n=self.n, zoom=num(self.scales.zoom, lang), pct=num(growth, lang), eq=num(cost.attention_equals_matrices_at(cfg), lang)))}</p>")
 
 
 class ClockPlot(Part):
     """The measured time of every step, both ways; hidden (no empty plot) until there is one."""
+
+    watches = ("revision", "clock")
 
     def build(self):
         self.heading = html_pane()
@@ -218,6 +308,8 @@ class ClockPlot(Part):
         f = position_figure(self.n, 200)
         full = f.scatter(x="pos", y="full_ms", source=self.points, marker="square", size=6, color=GREY)
         cached = f.scatter(x="pos", y="cached_ms", source=self.points, marker="circle", size=6, color=GREEN)
+        self.legend = [LegendItem(label="", renderers=[cached]), LegendItem(label="", renderers=[full])]
+        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
         f.y_range.start = 0
         self.hover = HoverTool(renderers=[full, cached], tooltips="")
         f.add_tools(self.hover)
@@ -229,6 +321,7 @@ class ClockPlot(Part):
         t, f = self.t, self.figure
         self.heading.object = f"<h3>{esc(t('clock_plot_title'))}</h3>"
         f.yaxis.axis_label, f.xaxis.axis_label = t("clock_plot_y"), t("grid_x")
+        self.legend[0].label, self.legend[1].label = bk_value(t("with_cache")), bk_value(t("without_cache"))
         self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
                                (t("without_cache") + " (ms)", "@full_ms{0.000}")]
         self.drawn = []

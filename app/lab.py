@@ -7,26 +7,28 @@ is app/cell.py: it runs in the code sandbox.)
 """
 from __future__ import annotations
 
-from model.timing import POSITIONS, cached_seconds, full_seconds, position_row, rows_summary
+from model.timing import POSITIONS, Comparison, compare_position, position_row, rows_summary
+
+from . import clock
 
 
 class TimingLab:
-    """Runs one measurement per `advance()`; `rows` and `by_row` fill in as it goes."""
+    """Measures one position per `advance()` (both ways, interleaved samples: model/timing.py);
+    `rows`, `by_row` and `summary` fill in as it goes."""
 
-    def __init__(self, gpt, ids, positions=POSITIONS, min_seconds: float = 0.02, rounds: int = 5):
-        self.gpt, self.ids = gpt, list(ids)
-        self.kw = {"min_seconds": min_seconds, "rounds": rounds}
-        self.tasks = [(kind, t) for t in positions for kind in ("cached", "full")]
-        self.seconds: dict[tuple[str, int], float] = {}
+    def __init__(self, gpt, ids, positions=POSITIONS, samples: int = 7, min_seconds: float = 0.004):
+        self.gpt, self.ids, self.positions = gpt, list(ids), tuple(positions)
+        self.kw = {"samples": samples, "min_seconds": min_seconds}
+        self.clocks: dict[int, Comparison] = {}
         self.cancelled = False
 
     @property
     def total(self) -> int:
-        return len(self.tasks)
+        return len(self.positions)
 
     @property
     def done(self) -> int:
-        return len(self.seconds)
+        return len(self.clocks)
 
     @property
     def finished(self) -> bool:
@@ -36,25 +38,28 @@ class TimingLab:
         self.cancelled = True
 
     def advance(self) -> bool:
-        """Make the next measurement. False when there is nothing left to do."""
+        """Measure the next position. False when there is nothing left to do."""
         if self.finished:
             return False
-        kind, t = self.tasks[self.done]
-        measure = cached_seconds if kind == "cached" else full_seconds
-        self.seconds[kind, t] = measure(self.gpt, self.ids, t, **self.kw)
+        t = self.positions[self.done]
+        self.clocks[t] = compare_position(self.gpt, self.ids, t, **self.kw)
         return True
 
     @property
     def rows(self) -> list[dict]:
-        """The table so far: positions measured both ways."""
-        return [position_row(self.gpt.config, t, self.seconds["cached", t], self.seconds["full", t])
-                for _, t in self.tasks[::2] if ("full", t) in self.seconds]
+        """The table so far."""
+        return [position_row(self.gpt.config, t, c.a_s, c.b_s, c) for t, c in self.clocks.items()]
 
     @property
     def by_row(self) -> dict | None:
         """The last position row by row, once it is measured."""
-        rows = self.rows
-        last = self.tasks[-1][1]
-        if not rows or rows[-1]["t"] != last:
+        last = self.positions[-1]
+        if last not in self.clocks:
             return None
-        return rows_summary(last, rows[-1]["cached_s"], rows[-1]["full_s"])
+        c = self.clocks[last]
+        return rows_summary(last, c.a_s, c.b_s)
+
+    @property
+    def summary(self) -> clock.Reading | None:
+        """What the measured table says, for the sentences under it (app/clock.py)."""
+        return clock.read_table(self.rows) if self.finished and not self.cancelled and self.rows else None

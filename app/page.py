@@ -24,6 +24,7 @@ class Explorable(pn.viewable.Viewer):
     def __init__(self, session, **params):
         super().__init__(**params)
         self.session = session
+        session.dispatch = pn.io.unlocked            # redraws reach the browser from any callback
         self.a11y = A11y(sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)

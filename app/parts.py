@@ -6,13 +6,16 @@ The figures are in app/figures.py; the page that puts them together in app/page.
 """
 from __future__ import annotations
 
+import asyncio
 import html
+import sys
 
 import panel as pn
 
+from . import clock
 from .i18n import num, sci, tr
 from .settings import CACHE, FULL
-from .style import CSS, show_token
+from .style import CSS, MODE_SWITCH_CSS, show_token
 
 MAX_NOTICES = 3           # notices listed one by one; the rest are counted in one line
 MAX_NOTICE_VALUE = 60     # characters of a bad value shown
@@ -26,17 +29,35 @@ def html_pane(**kw):
     return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
 
 
+def defer(fn) -> None:
+    """Run fn once the current event has been answered (the page redraws first): on Panel's
+    server at its next tick, in Pyodide on the event loop; at once where there is neither (tests)."""
+    doc = pn.state.curdoc
+    if sys.platform == "emscripten":
+        asyncio.get_event_loop().call_soon(fn)
+    elif doc is not None and doc.session_context is not None:
+        doc.add_next_tick_callback(fn)
+    else:
+        fn()
+
+
 class Part(pn.viewable.Viewer):
     """A piece of the page over a Session: `build()` once, `relabel()` when the language changes
-    (then a full redraw), `redraw()` after every change of the session."""
+    (then a full redraw), `redraw()` after every change of the session (of `watches`)."""
+
+    watches = ("revision",)
 
     def __init__(self, session, **params):
         super().__init__(**params)
         self.session = session
         self.build()
-        session.param.watch(lambda _e: self.redraw(), "revision")
-        session.settings.param.watch(lambda _e: self.relabel(), "lang")
+        session.param.watch(lambda _e: self.redraw(), list(self.watches))
+        session.settings.param.watch(self._relabel, "lang")
         self.relabel()
+
+    def _relabel(self, _event):
+        with self.session.dispatch():
+            self.relabel()
 
     @property
     def ex(self):
@@ -74,7 +95,8 @@ class Header(Part):
 
     def relabel(self):
         if not self.session.settings.embed:
-            self.layout.object = f"<h1>{esc(self.t('title'))}</h1><p>{esc(self.t('intro'))}</p>"
+            intro = self.t("intro", L=self.ex.cfg.n_layers)
+            self.layout.object = f"<h1>{esc(self.t('title'))}</h1><p>{esc(intro)}</p>"
 
 
 class Notices(Part):
@@ -144,6 +166,8 @@ class Readouts(Part):
     """The numbers, in one pane (one layout pass per step): this token, the totals, the cache's
     memory, the clock next to the count, and the proof."""
 
+    watches = ("revision", "clock")
+
     def build(self):
         self.layout = html_pane()
 
@@ -185,17 +209,21 @@ class Readouts(Part):
                                                       f"</div><div class='num explain'>{esc(formula)}</div>")
 
     def card_clock(self) -> str:
+        """This position's clock, both ways, next to the count; at the window's end, what it means."""
         ex, lang, t = self.ex, self.lang, self.ex.t
         m = ex.clock()
-        if m.cached_s is None:
-            body = f"<p class='explain'>{esc(self.t('proof_none' if t <= ex.n_prompt else 'clock_none'))}</p>"
+        if m.clock is None:
+            key = "clock_prompt" if t <= ex.n_prompt else "clock_pending" if m.proof is not None else "clock_none"
+            body = f"<p class='explain' data-testid='clock-state'>{esc(self.t(key))}</p>"
         else:
-            ratio = m.full_s / m.cached_s
-            body = self.both_ways(f"{num(m.cached_s * 1e3, lang, 3)} ms", f"{num(m.full_s * 1e3, lang, 3)} ms",
-                                  esc(self.t("clock_ratio", x=num(ratio, lang, 1), n=t)), "clock")
+            c, count = m.clock, ex.cost_full[t - 1] / ex.cost_cached[t - 1]
+            body = self.both_ways(f"{clock.ms_text(c.a_s, lang)} ms", f"{clock.ms_text(c.b_s, lang)} ms",
+                                  esc(self.t("clock_ratio", x=clock.ratio_text(c.ratio, lang), n=num(count, lang))),
+                                  "clock")
+            body += (f"<p class='explain'>{esc(self.t('clock_spread', k=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>")
             if t == self.n:
                 body += (f"<p class='explain' data-testid='clock-explain'>"
-                         f"{esc(self.t('clock_explain', n=t, x=num(ratio, lang, 0)))}</p>")
+                         f"{esc(self.t('clock_explain_' + clock.verdict(c.ratio, count), n=num(count, lang), x=clock.ratio_text(c.ratio, lang)))}</p>")
         return self.card("clock", f"{self.t('clock_heading')} · {self.t('clock_last')}", body, wide=True)
 
     def card_proof(self) -> str:
@@ -278,7 +306,8 @@ class Controls(Part):
         self.step_button = pn.widgets.Button(color="primary", width=130)
         self.play_button = pn.widgets.Toggle(color="default", width=130)
         self.reset_button = pn.widgets.Button(color="default", width=130)
-        self.mode_switch = linked(pn.widgets.RadioButtonGroup, settings.param.mode, color="success", width=260)
+        self.mode_switch = linked(pn.widgets.RadioButtonGroup, settings.param.mode, width=280,
+                                  stylesheets=[MODE_SWITCH_CSS])
         self.speed = linked(pn.widgets.IntSlider, settings.param.speed, width=220)
         self.step_button.on_click(lambda _e: self.do("step"))
         self.reset_button.on_click(lambda _e: self.do("reset"))
@@ -311,6 +340,7 @@ class Controls(Part):
     def step(self):
         if not self.session.step():               # the error: the animation stops there
             self.set_playing(False)
+        defer(self.session.measure_clock)         # the clock, once the step is on the page
         ex = self.ex
         if ex.error:
             e = ex.error

@@ -8,12 +8,13 @@ import asyncio
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d
+from bokeh.core.properties import value as bk_value
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
 from model.timing import table_positions, window_ids
 
-from . import calculator, cell, challenge, quiz, sandbox
+from . import calculator, cell, challenge, clock, quiz, sandbox
 from .i18n import num, sci, tr
 from .lab import TimingLab
 from .parts import esc
@@ -64,6 +65,9 @@ class Section:
 
 # -- 1. Your milliseconds -------------------------------------------------------------------------
 
+LAB_SAMPLES = 7          # measurements of each way per position (interleaved; the table shows medians)
+
+
 class LabSection(Section):
     key = "lab"
 
@@ -79,10 +83,13 @@ class LabSection(Section):
         n = self.view.n
         f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, n + 2), toolbar_location=None,
                    tools="", min_border_left=10)
-        f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")
+        full_line = f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")
         self.full_glyph = f.scatter("t", "full_ms", source=self.source, marker="square", size=8, color=GREY)
-        f.line("t", "cached_ms", source=self.source, color=GREEN, line_width=2)
+        cached_line = f.line("t", "cached_ms", source=self.source, color=GREEN, line_width=2)
         self.cached_glyph = f.scatter("t", "cached_ms", source=self.source, marker="circle", size=8, color=GREEN)
+        self.legend = [LegendItem(label="", renderers=[cached_line, self.cached_glyph]),
+                       LegendItem(label="", renderers=[full_line, self.full_glyph])]
+        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
         f.y_range.start = 0
         f.xaxis.ticker = FixedTicker(ticks=list(table_positions(self.view.ex.cfg)))
         f.outline_line_color = None
@@ -99,7 +106,10 @@ class LabSection(Section):
                              self.status, self.table, self.plot_heading, self.plot, self.explain]
 
     def label(self):
-        self.intro.object = f"<p>{esc(self.t('lab_intro'))}</p>"
+        positions = table_positions(self.view.ex.cfg)
+        self.intro.object = (f"<p>{esc(self.t('lab_intro', k=len(positions), n=positions[-1], s=LAB_SAMPLES))}"
+                             f"</p>")
+        self.legend[0].label, self.legend[1].label = bk_value(self.t("with_cache")), bk_value(self.t("without_cache"))
         self.run_button.name = self.t("lab_run")
         self.cancel_button.name = self.t("lab_cancel")
         self.plot_heading.object = f"<h3>{esc(self.t('lab_plot_title'))}</h3>"
@@ -107,7 +117,6 @@ class LabSection(Section):
         self.fig.yaxis.axis_label = self.t("clock_plot_y")
         self.hover.tooltips = [(self.t("grid_x"), "@t"), (self.t("with_cache") + " (ms)", "@cached_ms{0.000}"),
                                (self.t("without_cache") + " (ms)", "@full_ms{0.000}")]
-        self.explain.object = f"<p class='explain'>{esc(self.t('lab_explain'))}</p>"
         self.render()
 
     async def run(self, _event=None):
@@ -115,7 +124,7 @@ class LabSection(Section):
             return                                    # already running: one run at a time
         ex = self.view.ex                             # the page's text, or the same seed's full window
         ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
-        self.lab = lab = TimingLab(self.view.ex.gpt, ids, positions=table_positions(ex.cfg))
+        self.lab = lab = TimingLab(self.view.ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
         # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
         with pn.io.unlocked():
             self.run_button.disabled, self.cancel_button.disabled = True, False
@@ -136,29 +145,32 @@ class LabSection(Section):
     def render(self):
         lab, lang = self.lab, self.lang
         if lab is None:
-            self.status.object = ""
-            self.table.object = ""
+            self.status.object = self.table.object = self.explain.object = ""
             return
         state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
         self.status.object = (f"<p role='status' data-testid='lab-status'>"
-                              f"{esc(self.t(state, done=lab.done, total=lab.total))}</p>")
+                              f"{esc(self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))}</p>")
         rows = lab.rows
         head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
                        ("table_pos", "lab_c", "lab_tc", "table_ms_cached", "table_ms_full", "lab_clock", "lab_count"))
+        ratio = lambda x: clock.ratio_text(x, lang)
         body = "".join(
             f"<tr><td>{r['t']}</td><td>{num(r['c'], lang)}</td><td>{num(r['tc'], lang)}</td>"
-            f"<td>{num(r['cached_s'] * 1e3, lang, 3)}</td><td>{num(r['full_s'] * 1e3, lang, 3)}</td>"
-            f"<td><b>{num(r['clock_ratio'], lang, 1)}×</b></td><td>{num(r['count_ratio'], lang)}×</td></tr>"
-            for r in rows)
+            f"<td>{clock.ms_text(r['cached_s'], lang)}</td><td>{clock.ms_text(r['full_s'], lang)}</td>"
+            f"<td><b>{ratio(r['clock_ratio'])}×</b> <span class='spread'>({ratio(r['ratio_low'])}–"
+            f"{ratio(r['ratio_high'])})</span></td><td>{num(r['count_ratio'], lang)}×</td></tr>" for r in rows)
         by_row = lab.by_row
         extra = ""
         if by_row:
-            extra = (f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=num(by_row['per_row_in_pass_s'] * 1e3, lang, 3), alone=num(by_row['one_row_s'] * 1e3, lang, 3), x=num(by_row['ratio'], lang, 1)))}</p>")
+            extra = (f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=clock.ms_text(by_row['per_row_in_pass_s'], lang), alone=clock.ms_text(by_row['one_row_s'], lang), x=ratio(by_row['ratio'])))}</p>")
         self.table.object = (f"<table class='data' data-testid='lab-table'><thead><tr>{head}</tr></thead>"
                              f"<tbody>{body}</tbody></table>{extra}")
+        reading = lab.summary
+        self.explain.object = ("" if reading is None else "<p class='explain' data-testid='lab-explain'>" + " ".join(
+            esc(self.t(key, **values)) for key, values in clock.table_sentences(reading, lang)) + "</p>")
         self.source.data = {"t": [r["t"] for r in rows], "cached_ms": [r["cached_s"] * 1e3 for r in rows],
                             "full_ms": [r["full_s"] * 1e3 for r in rows]}
-        self.plot.visible = self.plot_heading.visible = bool(rows)
+        self.plot.visible = self.plot_heading.visible = self.fig.visible = bool(rows)
 
 
 # -- 2. Prove it ------------------------------------------------------------------------------------

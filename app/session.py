@@ -6,6 +6,8 @@ settings' `lang`; none of them keeps a copy of the state.
 """
 from __future__ import annotations
 
+import contextlib
+
 import param
 
 from .settings import CACHE, FULL, Settings
@@ -14,13 +16,19 @@ from .state import Explorer
 
 class Session(param.Parameterized):
     revision = param.Integer(default=0, doc="Bumped after every change of what the page shows.")
+    clock = param.Integer(default=0, doc="Bumped when a clock measurement is ready.")
+    ramp = param.Boolean(default=False, doc="The reader has switched to no cache once: the grey ramp is shown.")
 
     def __init__(self, gpt, settings: Settings | None = None, **params):
         super().__init__(**params)
+        # What the views' redraws run inside: the page sets Panel's `unlocked` (changes made from a
+        # callback that does not hold the document's lock reach the browser together, safely).
+        self.dispatch = contextlib.nullcontext
         self.ex = Explorer(gpt, settings)
         self.settings = self.ex.settings
         if self.settings.t is not None:
             self.ex.advance_to(self.settings.t)
+            self.ex.measure_clock()
         self.settings.param.watch(self._restart, ["seed", "top_p"])
         self.settings.param.watch(self._changed, ["mode"])
         self._changed()
@@ -34,6 +42,12 @@ class Session(param.Parameterized):
         ok = self.ex.step()
         self._changed()
         return ok
+
+    def measure_clock(self) -> None:
+        """Time the current position (the page calls this once it has shown the step)."""
+        if self.ex.measure_clock():
+            with self.dispatch():
+                self.clock += 1
 
     def reset(self) -> None:
         self.ex.reset()
@@ -50,4 +64,7 @@ class Session(param.Parameterized):
     def _changed(self, *_):
         with param.discard_events(self.settings):
             self.settings.t = self.ex.t            # the share link and a reload keep the position
-        self.revision += 1
+        with self.dispatch():
+            if self.settings.mode == FULL:
+                self.ramp = True                   # the first switch to no cache shows the grey ramp, for good
+            self.revision += 1

@@ -75,26 +75,34 @@ def _grid(view) -> str:
             f"<div class='xlab'>{html.escape(t('grid_x'))}</div>")
 
 
-def _bars(view) -> str:
+def _bar_plot(view, top: float, height: int, kinds, legend: str, ylabel: str) -> str:
+    """One bar chart of positions 1..t, `kinds` the bars drawn ('full', 'cached'), y up to `top` millions."""
     ex, n = view.ex, view.n
-    t = lambda msg, **kw: tr(view.lang, msg, **kw)
-    top = float(ex.cost_full[-1]) * 1.06 / 1e6             # the live figure's y range, in millions
-    levels = np.arange(0, top, nice_step(top))
-    lines = "".join(f"<div class='gridline' style='bottom:{v / top * 100:.2f}%'></div>" for v in levels)
-    yt = "".join(f"<span style='top:{100 - v / top * 100:.2f}%'>{v:g}</span>" for v in levels)
-    bars = []
-    for p in range(ex.t):
-        left = _x(p + 1, n)
-        for cls, value in (("full", ex.cost_full[p]), ("cached", ex.cost_cached[p])):
-            bars.append(f"<div class='bar {cls}' style='left:{left};width:{80 / n:.3f}%;"
-                        f"height:{value / 1e6 / top * 100:.3f}%'></div>")
-    legend = (f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_cached'))}<br>"
-              f"<span class='swatch full'></span> {html.escape(t('bars_full'))}</div>")
+    values, labels = view.bars.scales.ticks(top, view.lang)
+    lines = "".join(f"<div class='gridline' style='bottom:{v / top * 100:.2f}%'></div>" for v in values)
+    yt = "".join(f"<span style='top:{100 - v / top * 100:.2f}%'>{labels[v]}</span>" for v in values)
+    costs = {"full": ex.cost_full, "cached": ex.cost_cached}
+    bars = "".join(f"<div class='bar {k}' style='left:{_x(p + 1, n)};width:{80 / n:.3f}%;"
+                   f"height:{min(costs[k][p] / 1e6 / top, 1) * 100:.3f}%'></div>" for p in range(ex.t) for k in kinds)
     xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
-    return (f"<div class='fig' style='height:220px;margin-top:8px'><div class='ylab'>{yt}"
-            f"<span class='yaxis'>{html.escape(t('bars_y'))}</span></div>"
-            f"<div class='plot'>{lines}{''.join(bars)}{legend}{xticks}</div></div>"
-            f"<div class='xlab'>{html.escape(t('grid_x'))}</div>")
+    return (f"<div class='fig' style='height:{height}px;margin-top:8px'><div class='ylab'>{yt}"
+            f"<span class='yaxis'>{html.escape(ylabel)}</span></div>"
+            f"<div class='plot'>{lines}{bars}{legend}{xticks}</div></div>")
+
+
+def _bars(view) -> str:
+    """The cost bars as the live figure draws them: green only on their own scale until the grey
+    ramp is revealed (app/figures.py CostBars), then the ramp and the green strip below it."""
+    scales, ramp = view.bars.scales, view.session.ramp
+    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    legend = (f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_cached'))}"
+              + (f"<br><span class='swatch full'></span> {html.escape(t('bars_full'))}" if ramp else "") + "</div>")
+    out = _bar_plot(view, scales.full if ramp else scales.cached, 220, ("full", "cached") if ramp else ("cached",),
+                    legend, t("bars_y"))
+    if ramp:
+        zoom = f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_zoom', zoom=num(scales.zoom, view.lang)))}</div>"
+        out += _bar_plot(view, scales.cached, 90, ("cached",), zoom, "")
+    return out + f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
 
 
 def render(view) -> str:
@@ -102,8 +110,8 @@ def render(view) -> str:
     (a <style> and a <div>)."""
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
     mode_on = view.ex.mode
-    switch = "".join(f"<span class='{'on' if m == mode_on else ''}'>{html.escape(t('mode_' + m))}</span>"
-                     for m in ("cache", "full"))
+    switch = "".join(f"<span class='{m}{' on' if m == mode_on else ''}'>{'✓ ' if m == mode_on else ''}"
+                     f"{html.escape(t('mode_' + m))}</span>" for m in ("cache", "full"))
     controls = (f"<div class='controls'><span class='btn primary'>{html.escape(t('step'))}</span>"
                 f"<span class='btn'>{html.escape(t('play'))}</span><span class='btn'>{html.escape(t('reset'))}</span>"
                 f"<span class='switch'>{switch}</span><span class='speed'>{html.escape(t('speed'))}: "
@@ -111,7 +119,9 @@ def render(view) -> str:
     cards = "".join(f"<div class='cardhead'>› {html.escape(title)}</div>" for title in
                     [t("advanced"), t("table_heading")])
     more = "".join(f"<div class='cardhead'>› {html.escape(t(s.key + '_title'))}</div>" for s in view.sections)
-    body = (view.header.layout.object + view.text.layout.object + controls + view.grid.heading.object + _grid(view)
-            + view.grid.note.object + view.bars.heading.object + _bars(view) + view.readouts.layout.object + cards
+    body = (view.header.layout.object + view.text.layout.object + controls + view.grid.heading.object
+            + (view.grid.prefill.object if view.grid.prefill.visible else "") + _grid(view)
+            + view.grid.note.object + view.bars.heading.object + _bars(view) + view.bars.note.object
+            + view.readouts.layout.object + cards
             + view.more_heading.object + more)
     return f"<style>{SNAP_CSS}</style><div class='kv-snap' lang='{view.lang}'>{body}</div>"

@@ -2,9 +2,10 @@
 
 Plain Python over the model; no Panel here. Each step really computes the
 token both ways, with the cache (`avanzar`) and without it (the full pass,
-`llenar` over every token), and times both: the selected mode's logits pick
-the next token, the other way is the proof (their largest difference) and the
-clock's comparison. Switching the mode therefore never recomputes anything.
+`llenar` over every token): the selected mode's logits pick the next token, the
+other way is the proof (their largest difference). Switching the mode therefore
+never recomputes anything. The clock is measured apart (`measure_clock`), in
+interleaved samples, once the page has shown the step.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from model import cost, sample
 from model.gpt import is_position_error
-from model.timing import timed
+from model.timing import Comparison, compare
 
 from .settings import CACHE, FULL, MODES, Settings
 
@@ -42,9 +43,16 @@ class StepError:
 @dataclass
 class Measure:
     """One position, computed both ways."""
-    cached_s: float | None = None     # avanzar on the cache of t-1 positions
-    full_s: float | None = None       # the full pass over t tokens
     proof: float | None = None        # max |cached logits - full-pass logits|
+    clock: Comparison | None = None   # avanzar on the cache of t-1 positions vs the full pass over t
+
+    @property
+    def cached_s(self) -> float | None:
+        return self.clock.a_s if self.clock else None
+
+    @property
+    def full_s(self) -> float | None:
+        return self.clock.b_s if self.clock else None
 
 
 class Explorer:
@@ -141,12 +149,10 @@ class Explorer:
 
         ways = {CACHE: with_cache, FULL: without_cache}
         other = FULL if self.mode == CACHE else CACHE
-        seconds = {}
         try:
             token = ids[-1] = sample(self.next_logits, self.rng, self.temperature, None, s.top_p)
-            (logits, cache), seconds[self.mode] = timed(ways[self.mode])
-            if measure:
-                (check, _), seconds[other] = timed(ways[other])
+            logits, cache = ways[self.mode]()
+            check = ways[other]()[0] if measure else None
         except Exception as e:                 # the model's own error, kept for the reader to see
             self.rng.bit_generator.state = rng_state
             lesson = is_position_error(e)
@@ -154,8 +160,20 @@ class Explorer:
             return False
         self.ids, self.cache, self.next_logits = ids, cache, logits
         self.error = None
-        self.measures[self.t] = (Measure(seconds[CACHE], seconds[FULL], float(np.abs(logits - check).max()))
-                                 if measure else Measure())
+        self.measures[self.t] = Measure(float(np.abs(logits - check).max())) if measure else Measure()
+        return True
+
+    def measure_clock(self, samples: int = 5, min_seconds: float = 0.002) -> bool:
+        """Time the current position both ways (interleaved samples, model/timing.py), once.
+        True if a new measurement was made."""
+        m = self.measures.get(self.t)
+        if m is None or m.proof is None or m.clock is not None:
+            return False
+        before = self.cache.copy()
+        before.truncate(self.t - 1)
+        token, ids = self.ids[-1], list(self.ids)
+        m.clock = compare(lambda: self.gpt.avanzar(token, before.copy()), lambda: self.gpt.forward(ids),
+                          samples=samples, min_seconds=min_seconds)
         return True
 
     def weights_digest(self) -> str:

@@ -21,6 +21,7 @@ CELL_PALETTE = list(reversed(PuOr11))   # the cache's numbers: orange positive, 
 
 PALETTE_CSS = f":host, .kv-snap {{ --green: {GREEN}; --grey: {GREY}; --ink: {INK}; --highlight: {HIGHLIGHT}; }}\n"
 CSS = PALETTE_CSS + (HERE / "style.css").read_text(encoding="utf-8")
+MODE_SWITCH_CSS = (HERE / "mode_switch.css").read_text(encoding="utf-8")
 
 
 def ticks(n_ctx: int) -> list[int]:

@@ -1,12 +1,20 @@
 """The clock, for the page's own measurements ("Tus milisegundos") and the step's timing.
 
 What the app needs at run time to time the model; the command-line table that
-prints them is model/bench.py. Each time is the best of several rounds, each
-round long enough for the clock's resolution not to matter.
+prints them is model/bench.py.
+
+A clock reading on a busy machine is noisy, and a browser's clock is coarse
+(performance.now() is rounded to 0.1 ms). So the page never shows one reading:
+`compare` times two ways of computing the same token in interleaved samples (the
+same conditions for both), each sample a batch of calls long enough for the
+clock's resolution, and reports medians, and the median of the per-sample ratios
+with its spread.
 """
 from __future__ import annotations
 
+import statistics
 import time
+from dataclasses import dataclass
 
 from . import cost
 from .config import Config
@@ -57,6 +65,43 @@ def timed(fn, min_seconds: float = 0.002, max_calls: int = 50):
     return result, (time.perf_counter() - t0) / n
 
 
+def per_call(fn, calls: int) -> float:
+    """Seconds per call of fn() over one batch of `calls` calls."""
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
+
+
+def calls_for(fn, min_seconds: float) -> int:
+    """How many calls of fn() make a batch of at least min_seconds (one call to find out)."""
+    once = per_call(fn, 1)
+    return max(1, int(min_seconds / max(once, 1e-7)) + 1) if once < min_seconds else 1
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two ways of computing the same thing, timed in interleaved samples (seconds per call)."""
+    a_s: float                  # median of way a (with the cache)
+    b_s: float                  # median of way b (without it)
+    ratio: float                # median of the per-sample ratios b / a
+    ratio_low: float            # their spread: lowest and highest sample
+    ratio_high: float
+    samples: int
+
+
+def compare(fa, fb, samples: int = 7, min_seconds: float = 0.002) -> Comparison:
+    """Time fa and fb in `samples` interleaved batches, each at least min_seconds long."""
+    na, nb = calls_for(fa, min_seconds), calls_for(fb, min_seconds)
+    a, b = [], []
+    for _ in range(samples):
+        a.append(per_call(fa, na))
+        b.append(per_call(fb, nb))
+    ratios = sorted(y / x for x, y in zip(a, b))
+    return Comparison(statistics.median(a), statistics.median(b), statistics.median(ratios), ratios[0],
+                      ratios[-1], samples)
+
+
 def window_ids(gpt, prompt: str = "La Nela", seed: int = 0, top_p: float = 0.9) -> list[int]:
     """The explorable's text: the prompt and sampled tokens up to a full window."""
     from .sampling import generate
@@ -75,11 +120,22 @@ def full_seconds(gpt, ids, t: int, **kw) -> float:
     return time_per_call(lambda: gpt.forward(ids[:t]), **kw)
 
 
-def position_row(cfg, t: int, cached_s: float, full_s: float) -> dict:
-    """One row of the timing table: the count both ways next to the clock both ways."""
-    return {"t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
-            "cached_s": cached_s, "full_s": full_s, "clock_ratio": full_s / cached_s,
-            "count_ratio": cost.ratio_at(cfg, t)}
+def compare_position(gpt, ids, t: int, samples: int = 7, min_seconds: float = 0.004) -> Comparison:
+    """The token at position t both ways: avanzar on a cache of t-1 positions, and the full pass."""
+    _, cache = gpt.llenar(ids[:t - 1])
+    return compare(lambda: gpt.avanzar(ids[t - 1], cache.copy()), lambda: gpt.forward(ids[:t]),
+                   samples=samples, min_seconds=min_seconds)
+
+
+def position_row(cfg, t: int, cached_s: float, full_s: float, clock: Comparison | None = None) -> dict:
+    """One row of the timing table: the count both ways next to the clock both ways (with the
+    clock's spread when the times come from a Comparison)."""
+    row = {"t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
+           "cached_s": cached_s, "full_s": full_s, "clock_ratio": full_s / cached_s,
+           "count_ratio": cost.ratio_at(cfg, t)}
+    if clock is not None:
+        row.update(clock_ratio=clock.ratio, ratio_low=clock.ratio_low, ratio_high=clock.ratio_high)
+    return row
 
 
 def rows_summary(n_rows: int, cached_s: float, full_s: float) -> dict:

@@ -97,10 +97,28 @@ def test_html_snapshot_draws_the_state():
     assert "t = 10 / 64" in html and "<script" not in html
     assert html.count("class='cell now'") == 4 * 10          # without the cache every column is computed
     assert html.count("class='cell future'") == 4             # one hatched band per row
-    assert html.count("class='bar ") == 2 * 10                 # both bars of each position so far
-    assert "Step" in html and "K, block 1" in html
+    assert html.count("class='bar full'") == 10               # the grey ramp, mode=full shows it at once
+    assert html.count("class='bar cached'") == 2 * 10          # the green bars, and again in the strip
+    assert "Step" in html and "K, layer 1" in html
     v.controls.do("toggle")
     assert render(v).count("class='cell now'") == 4           # with the cache: only the new column
+    cached = render(create_view("?lang=es&t=10"))
+    assert cached.count("class='bar full'") == 0 and cached.count("class='bar cached'") == 10
+
+
+def test_the_grey_ramp_waits_for_the_first_switch():
+    """The lesson's second experiment: "cambia a sin caché: las barras grises forman una rampa"."""
+    v = create_view("?lang=es&t=30")
+    bars = v.bars
+    assert not bars.full.visible and not bars.strip_pane.visible
+    assert bars.figure.y_range.end == bars.scales.cached               # the green bars fill the plot
+    assert bars.scales.cached / 1.0 > bars.ex.cost_cached[-1] / 1e6 > 0.6 * bars.scales.cached
+    v.controls.do("toggle")
+    assert bars.full.visible and bars.strip_pane.visible and bars.figure.y_range.end == bars.scales.full
+    assert bars.scales.zoom == 50 and "50 veces" in bars.note.object
+    v.controls.do("toggle")
+    v.controls.do("reset")                                              # seen once, it stays
+    assert bars.full.visible and bars.full.glyph.fill_alpha < 0.5
 
 
 def test_a_model_with_another_window_gets_its_own_page(gpt):
