@@ -65,7 +65,7 @@ class Section:
 
 # -- 1. Your milliseconds -------------------------------------------------------------------------
 
-LAB_SAMPLES = 7          # measurements of each way per position (interleaved; the table shows medians)
+LAB_SAMPLES = 9          # measurements of each way per position (interleaved; the table shows medians)
 
 
 class LabSection(Section):
@@ -73,6 +73,7 @@ class LabSection(Section):
 
     def build(self):
         self.lab: TimingLab | None = None
+        self.runs = 0                                 # measurements started (tests wait for theirs)
         self.intro = self.html_pane()
         self.run_button = pn.widgets.Button(color="primary", width=220)
         self.cancel_button = pn.widgets.Button(color="default", width=140, disabled=True)
@@ -125,6 +126,7 @@ class LabSection(Section):
         ex = self.view.ex                             # the page's text, or the same seed's full window
         ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
         self.lab = lab = TimingLab(self.view.ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
+        self.runs += 1
         # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
         with pn.io.unlocked():
             self.run_button.disabled, self.cancel_button.disabled = True, False
@@ -148,7 +150,8 @@ class LabSection(Section):
             self.status.object = self.table.object = self.explain.object = ""
             return
         state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
-        self.status.object = (f"<p role='status' data-testid='lab-status'>"
+        self.status.object = (f"<p role='status' data-testid='lab-status' data-run='{self.runs}' "
+                              f"data-state='{'done' if lab.finished else 'running'}'>"
                               f"{esc(self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))}</p>")
         rows = lab.rows
         head = "".join(f"<th>{esc(self.t(k))}</th>" for k in

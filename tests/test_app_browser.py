@@ -173,12 +173,15 @@ def test_sections_below_the_figure(browser, app_url):
     # 1. your milliseconds
     open_card(page, "Tus milisegundos: la tabla de la lección, medida en tu navegador")
     page.get_by_role("button", name="Medir en mi navegador").click()
-    page.locator("[data-testid=lab-rows]").wait_for(timeout=60000)
+    page.locator("[data-testid=lab-status][data-run='1'][data-state=done]").wait_for(timeout=60000)
     table = page.locator("[data-testid=lab-table]").inner_text()
     for t in ("8", "16", "32", "48", "64"):
         assert re.search(rf"(^|\n){t}\t", table), table
     assert "9\u202f437\u202f184" in table or "9 437 184" in table
-    assert "Hecho: 10 medidas" in text_of(page, "lab-status")
+    assert "Hecho: 5 posiciones" in text_of(page, "lab-status")
+    explain = text_of(page, "lab-explain")                  # written from the table's own numbers
+    ratio = re.search(r"(\S+)×", table.splitlines()[-1].split("\t")[5]).group(1)
+    assert f"la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain)
     # 2. try it: the lesson's cell, in the code sandbox
     open_card(page, "Pruébalo: la primera celda de la lección")
     run_and_wait(page, "prove-result", "Ejecutar", timeout_ms=90000)
