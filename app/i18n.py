@@ -171,9 +171,9 @@ STRINGS: dict[str, dict[str, str]] = {
         'ctx_invalid': 'Revisa «{field}»: se espera {what}.',
         'ctx_expect_int': 'un número entero de {lo} a {hi}',
         'ctx_expect_num': 'un número de {lo} a {hi}',
-        'ctx_assumptions': 'Supuestos, los mismos que reproducen las tablas del capítulo ({c13_4bit} tokens para un 13B de 4 bits en una GPU de {gpu8} GB; {c7_int8} y {c13_int8} para un 7B y un 13B en int8 con {gpu16} GB): la memoria en GiB; {overhead} GiB reservados para el sistema y las activaciones; 7B y 13B son {b7} y {b13} mil millones de parámetros; int8 son 8 bits por peso y «4 bits» son {bits4} (4 bits más una escala fp16 por grupo de {group}); la caché en fp16, 2 bytes por número.',
+        'ctx_assumptions': 'Supuestos, los mismos que reproducen las tablas del capítulo ({c13_4bit} tokens para un 13B de 4 bits en una GPU de {gpu8}\xa0GB; {c7_int8} y {c13_int8} para un 7B y un 13B en int8 con {gpu16}\xa0GB): la memoria en GiB; {overhead}\xa0GiB reservados para el sistema y las activaciones; 7B y 13B son {b7} y {b13} mil millones de parámetros; int8 son 8 bits por peso y «4 bits» son {bits4} (4 bits más una escala fp16 por grupo de {group}); la caché en fp16, 2 bytes por número.',
         'ctx_windows': 'Ventanas de contexto: el mini-GPT, {mini} (las filas de su tabla de posiciones); el 7B de la lección, {l7} (la lección le calcula la caché de {l7} tokens); el 0.5B del capítulo, {c05} (la del modelo publicado con esa arquitectura, Qwen2.5-0.5B; el capítulo no la da); el 7B del capítulo, {c7} (el contexto que el capítulo le da); el 13B, {c13} (la de Llama 2 13B, de la misma arquitectura; el capítulo no la da); el 70B, {c70} (la de su 7B, con el que el capítulo lo agrupa; no la da).',
-        'ctx_units': 'El capítulo llama GB a los GiB en sus tablas ({w7} GB de pesos para un 7B en fp16 son {w7} GiB), salvo en los pesos del 0.5B: sus {w05_gb} GB a 4 bytes por parámetro son de 10⁹ bytes, {w05_gib} GiB.',
+        'ctx_units': 'El capítulo llama GB a los GiB en sus tablas ({w7}\xa0GB de pesos para un 7B en fp16 son {w7}\xa0GiB), salvo en los pesos del 0.5B: sus {w05_gb}\xa0GB a 4 bytes por parámetro son de 10⁹ bytes, {w05_gib}\xa0GiB.',
         'challenge_title': 'El reto: la atención de un token contra la caché',
         'challenge_block': 'Bloque',
         'challenge_head': 'Cabeza',
@@ -369,9 +369,9 @@ STRINGS: dict[str, dict[str, str]] = {
         'ctx_invalid': 'Check “{field}”: it takes {what}.',
         'ctx_expect_int': 'a whole number from {lo} to {hi}',
         'ctx_expect_num': 'a number from {lo} to {hi}',
-        'ctx_assumptions': "Assumptions, the ones that reproduce the chapter's tables ({c13_4bit} tokens for a 4-bit 13B on a {gpu8} GB GPU; {c7_int8} and {c13_int8} for a 7B and a 13B in int8 on {gpu16} GB): memory in GiB; {overhead} GiB reserved for the system and activations; 7B and 13B are {b7} and {b13} billion parameters; int8 is 8 bits per weight and “4-bit” is {bits4} (4 bits plus an fp16 scale per group of {group}); the cache in fp16, 2 bytes per number.",
+        'ctx_assumptions': "Assumptions, the ones that reproduce the chapter's tables ({c13_4bit} tokens for a 4-bit 13B on a {gpu8}\xa0GB GPU; {c7_int8} and {c13_int8} for a 7B and a 13B in int8 on {gpu16}\xa0GB): memory in GiB; {overhead}\xa0GiB reserved for the system and activations; 7B and 13B are {b7} and {b13} billion parameters; int8 is 8 bits per weight and “4-bit” is {bits4} (4 bits plus an fp16 scale per group of {group}); the cache in fp16, 2 bytes per number.",
         'ctx_windows': "Context windows: the mini-GPT, {mini} (the rows of its position table); the lesson's 7B, {l7} (the lesson works out its cache for {l7} tokens); the chapter's 0.5B, {c05} (that of the published model with that architecture, Qwen2.5-0.5B; the chapter gives none); the chapter's 7B, {c7} (the context the chapter gives it); the 13B, {c13} (Llama 2 13B's, the same architecture; the chapter gives none); the 70B, {c70} (its 7B's, with which the chapter groups it; it gives none).",
-        'ctx_units': "The chapter calls GiB GB in its tables ({w7} GB of weights for a 7B in fp16 are {w7} GiB), except for the 0.5B's weights: its {w05_gb} GB at 4 bytes per parameter are of 10⁹ bytes, {w05_gib} GiB.",
+        'ctx_units': "The chapter calls GiB GB in its tables ({w7}\xa0GB of weights for a 7B in fp16 are {w7}\xa0GiB), except for the 0.5B's weights: its {w05_gb}\xa0GB at 4 bytes per parameter are of 10⁹ bytes, {w05_gib}\xa0GiB.",
         'challenge_title': "The challenge: one token's attention against the cache",
         'challenge_block': 'Block',
         'challenge_head': 'Head',
@@ -558,9 +558,9 @@ STRINGS: dict[str, dict[str, str]] = {
         'ctx_invalid': 'Verifique «{field}»: espera-se {what}.',
         'ctx_expect_int': 'um número inteiro de {lo} a {hi}',
         'ctx_expect_num': 'um número de {lo} a {hi}',
-        'ctx_assumptions': 'Pressupostos, os mesmos que reproduzem as tabelas do capítulo ({c13_4bit} tokens para um 13B de 4 bits numa GPU de {gpu8} GB; {c7_int8} e {c13_int8} para um 7B e um 13B em int8 com {gpu16} GB): a memória em GiB; {overhead} GiB reservados para o sistema e as activações; 7B e 13B são {b7} e {b13} mil milhões de parâmetros; int8 são 8 bits por peso e «4 bits» são {bits4} (4 bits mais uma escala fp16 por grupo de {group}); a cache em fp16, 2 bytes por número.',
+        'ctx_assumptions': 'Pressupostos, os mesmos que reproduzem as tabelas do capítulo ({c13_4bit} tokens para um 13B de 4 bits numa GPU de {gpu8}\xa0GB; {c7_int8} e {c13_int8} para um 7B e um 13B em int8 com {gpu16}\xa0GB): a memória em GiB; {overhead}\xa0GiB reservados para o sistema e as activações; 7B e 13B são {b7} e {b13} mil milhões de parâmetros; int8 são 8 bits por peso e «4 bits» são {bits4} (4 bits mais uma escala fp16 por grupo de {group}); a cache em fp16, 2 bytes por número.',
         'ctx_windows': 'Janelas de contexto: o mini-GPT, {mini} (as linhas da sua tabela de posições); o 7B da lição, {l7} (a lição calcula-lhe a cache para {l7} tokens); o 0,5B do capítulo, {c05} (a do modelo publicado com essa arquitectura, o Qwen2.5-0.5B; o capítulo não a indica); o 7B do capítulo, {c7} (o contexto que o capítulo lhe dá); o 13B, {c13} (a do Llama 2 13B, com a mesma arquitectura; o capítulo não a indica); o 70B, {c70} (a do seu 7B, com o qual o capítulo o agrupa; não a indica).',
-        'ctx_units': 'O capítulo chama GB aos GiB nas suas tabelas ({w7} GB de pesos para um 7B em fp16 são {w7} GiB), excepto nos pesos do 0,5B: os seus {w05_gb} GB a 4 bytes por parâmetro são de 10⁹ bytes, {w05_gib} GiB.',
+        'ctx_units': 'O capítulo chama GB aos GiB nas suas tabelas ({w7}\xa0GB de pesos para um 7B em fp16 são {w7}\xa0GiB), excepto nos pesos do 0,5B: os seus {w05_gb}\xa0GB a 4 bytes por parâmetro são de 10⁹ bytes, {w05_gib}\xa0GiB.',
         'challenge_title': 'O desafio: a atenção de um token contra a cache',
         'challenge_block': 'Bloco',
         'challenge_head': 'Cabeça',
@@ -629,12 +629,12 @@ UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
 
 def size(n_bytes: float, lang: str) -> str:
     """A size in the unit that fits: 12 KiB, 768 MiB, 1.04 MiB, 15.6 GiB (three significant digits
-    unless the number is whole in its unit)."""
+    unless the number is whole in its unit), a no-break space before the unit."""
     value, unit = float(n_bytes), 0
     while abs(value) >= 1024 and unit < len(UNITS) - 1:
         value, unit = value / 1024, unit + 1
     digits = 0 if value == int(value) or abs(value) >= 100 else (1 if abs(value) >= 10 else 2)
-    return f"{num(value, lang, digits)} {UNITS[unit]}"
+    return f"{num(value, lang, digits)}\u00a0{UNITS[unit]}"        # never split from its number
 
 
 def plain_number(x: float, lang: str, max_digits: int = 3) -> str:

@@ -394,7 +394,8 @@ class ContextSection(Section):
         self.presets = calculator.presets(ex.cfg, next(iter(ex.gpt.params.values())).itemsize)
         self.intro, self.result, self.assumptions = self.html_pane(), self.html_pane(), self.html_pane()
         self.preset = pn.widgets.Select(options=list(self.presets), value=calculator.DEFAULT,
-                                        sizing_mode="stretch_width", max_width=520, stylesheets=[WRAP_LABEL])
+                                        sizing_mode="stretch_width", max_width=520, stylesheets=[WRAP_LABEL],
+                                        css_classes=["ctx-fields"])
         self.fields = {"layers": NumberField("layers", 1, 512, integer=True),
                        "kv_heads": NumberField("kv_heads", 1, 512, integer=True),
                        "d_head": NumberField("d_head", 1, 1024, integer=True),
@@ -409,11 +410,13 @@ class ContextSection(Section):
         for w in self.widgets().values():
             w.param.watch(lambda _e: self.render(), "value")
         self.preset.param.watch(lambda e: self.load(e.new), "value")
-        row = dict(flex_wrap="wrap", align_items="flex-end", gap="8px 14px", sizing_mode="stretch_width")
+        row = dict(flex_wrap="wrap", align_items="flex-end", gap="8px 14px", sizing_mode="stretch_width",
+                   css_classes=["ctx-fields"])
         self.card.objects = [self.intro, self.preset, self.model_heading,
                              pn.FlexBox(*[self.widgets()[k] for k in self.MODEL], **row), self.machine_heading,
                              pn.FlexBox(*[self.widgets()[k] for k in self.MACHINE], **row), self.result,
                              self.assumptions]
+        self.relabel_choices()
         self.load(self.preset.value)
 
     def widgets(self) -> dict:
@@ -497,7 +500,7 @@ class ContextSection(Section):
                                  gpu_gib=v["gpu"], overhead_gib=v["overhead"], users=v["users"])
 
     def render(self):
-        if self._loading:
+        if self._loading or self.bits.value is None or self.kv_bytes.value is None:
             return
         p, lang = self.current(), self.lang
         if isinstance(p, NumberField):

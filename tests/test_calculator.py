@@ -105,29 +105,29 @@ def test_the_chapters_figures_on_the_page():
     """What the reader sees in Portuguese, the chapter's language, for the chapter's statements."""
     view, ctx = context("?lang=pt")
     ctx.preset.value = "13b"
-    assert "800 KiB por token" in ctx.result.object
+    assert "800\u00a0KiB por token" in ctx.result.object
     ctx.bits.value = BITS["4-bit"]
     typed(ctx, gpu="8")
-    assert ">337 tokens" in ctx.result.object and "Pesos: 6,24 GiB" in ctx.result.object      # "6,2 GB de 8"
+    assert ">337 tokens" in ctx.result.object and "Pesos: 6,24\u00a0GiB" in ctx.result.object      # "6,2 GB de 8"
     ctx.bits.value = BITS["int8"]
     typed(ctx, gpu="16")
     assert ">3.136 tokens" in ctx.result.object
     ctx.preset.value = "7b-gqa"
-    assert ">65.378 tokens" in ctx.result.object and "128 KiB por token" in ctx.result.object
+    assert ">65.378 tokens" in ctx.result.object and "128\u00a0KiB por token" in ctx.result.object
     typed(ctx, users="2")
     assert ">32.689 tokens" in ctx.result.object
     ctx.bits.value = BITS["fp16"]
     typed(ctx, users="1", gpu="48")
     result = ctx.result.object
-    assert "Pesos: 13,0 GiB" in result and "128.000 tokens ocupam 15,6 GiB" in result and "ctx-cap" in result
+    assert "Pesos: 13,0\u00a0GiB" in result and "128.000 tokens ocupam 15,6\u00a0GiB" in result and "ctx-cap" in result
     ctx.preset.value = "0.5b"
-    assert "12 KiB por token" in ctx.result.object
+    assert "12\u00a0KiB por token" in ctx.result.object
     typed(ctx, users="2")
-    assert "65.536 tokens ocupam 768 MiB" in ctx.result.object
+    assert "65.536 tokens ocupam 768\u00a0MiB" in ctx.result.object
     typed(ctx, kv_heads="14")
-    assert "84 KiB por token" in ctx.result.object                     # 86,016 with full attention
+    assert "84\u00a0KiB por token" in ctx.result.object                     # 86,016 with full attention
     notes = ctx.assumptions.object
-    assert "337 tokens" in notes and "1,98 GB" in notes and "1,84 GiB" in notes and "13,0 GB" in notes
+    assert "337 tokens" in notes and "1,98\u00a0GB" in notes and "1,84\u00a0GiB" in notes and "13,0\u00a0GB" in notes
 
 
 @pytest.mark.parametrize("lang", ["es", "en", "pt"])
@@ -141,7 +141,7 @@ def test_units_that_fit(lang):
             assert not re.search(r"\d[.,]\d{4,}", text), (key, text)
             assert not re.search(r"\b0[.,]0+ [KMG]iB", text), (key, text)
     ctx.preset.value = "mini"
-    assert re.search(r"1[.,]04 MiB", ctx.result.object) and "128 KiB" in ctx.result.object
+    assert re.search(r"1[.,]04\u00a0MiB", ctx.result.object) and "128\u00a0KiB" in ctx.result.object
 
 
 def test_the_mini_gpt_preset_on_the_page(gpt):

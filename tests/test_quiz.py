@@ -96,9 +96,9 @@ def test_answers_and_explanations_are_the_models_numbers(lang):
     assert per_token == 262_144 and num(per_token, lang) in memory
     assert f"L = {seven.n_layers}, d = {num(seven.d_model, lang)}" in memory            # the model it means
     assert cost.cache_bytes(seven.n_layers, seven.d_model, 32_768, 2) == 16 * GiB
-    assert f"16 GiB {'com' if lang == 'pt' else 'with' if lang == 'en' else 'con'} {num(32_768, lang)}" in memory
-    assert f"2 GiB {'com' if lang == 'pt' else 'with' if lang == 'en' else 'con'} {num(4_096, lang)} tokens" in memory
-    assert f"({num(13.0, lang, 1)} GiB)" in memory and num(16_384, lang) in memory and "128 KiB" in memory
+    assert f"16\u00a0GiB {'com' if lang == 'pt' else 'with' if lang == 'en' else 'con'} {num(32_768, lang)}" in memory
+    assert f"2\u00a0GiB {'com' if lang == 'pt' else 'with' if lang == 'en' else 'con'} {num(4_096, lang)} tokens" in memory
+    assert f"({num(13.0, lang, 1)}\u00a0GiB)" in memory and num(16_384, lang) in memory and "128\u00a0KiB" in memory
     assert f"{T} " in q["pos65"]["answers"]["table"] and f" {T + 1}" in q["pos65"]["title"]
 
 
