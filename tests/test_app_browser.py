@@ -181,7 +181,7 @@ def test_sections_below_the_figure(browser, app_url):
     assert "Hecho: 5 posiciones" in text_of(page, "lab-status")
     explain = text_of(page, "lab-explain")                  # written from the table's own numbers
     ratio = re.search(r"(\S+)×", table.splitlines()[-1].split("\t")[5]).group(1)
-    assert f"la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain)
+    assert "la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain)
     # 2. try it: the lesson's cell, in the code sandbox
     open_card(page, "Pruébalo: la primera celda de la lección")
     run_and_wait(page, "prove-result", "Ejecutar", timeout_ms=90000)
