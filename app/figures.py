@@ -15,14 +15,15 @@ import math
 import numpy as np
 import panel as pn
 from bokeh.core.properties import value as bk_value
-from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper, Range1d,
-                          Span)
+from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper,
+                          LogColorMapper, Range1d, Span)
+from bokeh.palettes import Blues9
 
 from model import cost
 
-from .i18n import num
+from .i18n import num, sci
 from .parts import Part, esc, html_pane
-from .settings import CACHE
+from .settings import CACHE, FULL
 from .state import COMPUTED, FUTURE, READ
 from .style import CELL_PALETTE, GREEN, GREY, INK, position_figure, show_token
 
@@ -171,6 +172,59 @@ class CacheGrid(Part):
         marks = {"x": list(computed), "y": [rows * BAND + 0.15] * len(computed)}
         if marks["x"] != list(self.marks.data["x"]):
             self.marks.data = marks
+
+
+class QueryReads(Part):
+    """What the newest token's query reads: its attention weights over every cached position, one row
+    per layer and head, under the grid's columns (log colour scale; exact values on hover). Without
+    the cache, the proof that the rows the full pass computed again are the ones the cache kept."""
+
+    def build(self):
+        cfg = self.ex.cfg
+        self.rows = [(layer, head) for layer in range(cfg.n_layers) for head in range(cfg.n_heads)]
+        self.heading, self.proof = html_pane(), html_pane()
+        self.image = ColumnDataSource({"image": [np.full((len(self.rows), self.n), np.nan, dtype=np.float32)]})
+        f = position_figure(self.n, 40 + 14 * len(self.rows), y_range=Range1d(0, len(self.rows)))
+        r = f.image(image="image", x=0.5, y=0, dw=self.n, dh=len(self.rows), source=self.image,
+                    color_mapper=LogColorMapper(palette=list(reversed(Blues9)), low=1e-3, high=1.0,
+                                                low_color="#ffffff", nan_color=(0, 0, 0, 0)))
+        self.hover = HoverTool(renderers=[r], tooltips="")
+        f.add_tools(self.hover)
+        f.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(len(self.rows))])
+        f.grid.visible = False
+        f.css_classes = ["kv-reads"]
+        self.figure = f
+        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.proof,
+                                sizing_mode="stretch_width", margin=0)
+
+    def relabel(self):
+        t, f = self.t, self.figure
+        self.heading.object = f"<h3>{esc(t('reads_title'))}</h3><p class='legend-inline'>{esc(t('reads_note'))}</p>"
+        f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("reads_y")
+        f.yaxis.major_label_overrides = {i + 0.5: f"{layer + 1}·{head + 1}"
+                                         for i, (layer, head) in enumerate(reversed(self.rows))}
+        self.hover.tooltips = [(t("grid_x"), "$x{0}"), (t("reads_weight"), "@image{0.0000}")]
+        self.redraw()
+
+    def weights(self) -> np.ndarray:
+        """(rows, n) the newest query's weights per (layer, head); NaN past t. Bokeh draws array row 0
+        at the bottom, so layer 1, head 1 is the last row (the top of the figure)."""
+        ex = self.ex
+        img = np.full((len(self.rows), self.n), np.nan, dtype=np.float32)
+        for i, (layer, head) in enumerate(self.rows):
+            img[len(self.rows) - 1 - i, :ex.t] = ex.reads[layer][head]
+        return img
+
+    def redraw(self):
+        self.image.data = {"image": [self.weights()]}
+        ex, m = self.ex, self.ex.clock()
+        if ex.t <= ex.n_prompt or m.recomputed is None:
+            text = self.t("reads_prefill", t=ex.t) if ex.t <= ex.n_prompt else ""
+        elif self.session.settings.mode == FULL:
+            text = self.t("reads_full", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
+        else:
+            text = self.t("reads_cached", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
+        self.proof.object = f"<p class='legend-inline' data-testid='reads-proof'>{esc(text)}</p>"
 
 
 def nice_below(x: float) -> float:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import panel as pn
 
 from .a11y import A11y
-from .figures import CacheGrid, ClockPlot, CostBars
+from .figures import CacheGrid, ClockPlot, CostBars, QueryReads
 from .i18n import tr
 from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, PageState, Readouts,
                     TokenText, esc, html_pane)
@@ -29,8 +29,8 @@ class Explorable(pn.viewable.Viewer):
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
         self.controls, self.error = Controls(session, self.a11y), ErrorBox(session)
-        self.grid, self.bars, self.readouts, self.clock = (CacheGrid(session), CostBars(session), Readouts(session),
-                                                           ClockPlot(session))
+        self.grid, self.reads, self.bars = CacheGrid(session), QueryReads(session), CostBars(session)
+        self.readouts, self.clock = Readouts(session), ClockPlot(session)
         self.advanced, self.table = AdvancedSettings(session, self.a11y), DataTable(session)
         self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
@@ -38,7 +38,8 @@ class Explorable(pn.viewable.Viewer):
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
         self.layout = pn.Column(
-            self.header, self.notices, self.text, self.controls, self.error, self.grid, self.bars, self.readouts,
+            self.header, self.notices, self.text, self.controls, self.error, self.grid, self.reads, self.bars,
+            self.readouts,
             self.clock, self.advanced, self.table, self.more_heading, *[s.card for s in self.sections],
             self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 

@@ -262,7 +262,18 @@ class DataTable(Part):
                         f"<td>{num(ex.cost_cached[p - 1], lang)}</td><td>{num(ex.cost_full[p - 1], lang)}</td>"
                         f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>")
         self.table.object = (f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
-                             f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+                             f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+                             + self.reads_table())
+
+    def reads_table(self) -> str:
+        """What the newest query reads (the figure under the grid), as numbers: a row per layer and head."""
+        ex = self.ex
+        head = "".join(f"<th>{p}</th>" for p in range(1, ex.t + 1))
+        rows = "".join(f"<tr><th scope='row'>{esc(self.t('reads_row', l=layer + 1, h=h + 1))}</th>"
+                       + "".join(f"<td>{w:.3f}</td>" for w in ex.reads[layer][h]) + "</tr>"
+                       for layer in range(len(ex.reads)) for h in range(ex.reads[layer].shape[0]))
+        return (f"<h3>{esc(self.t('reads_table', t=ex.t))}</h3><div class='scroll'><table class='data' "
+                f"data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
 
 
 class PageState(Part):

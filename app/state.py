@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model import cost, sample
-from model.gpt import is_position_error
+from model.gpt import is_position_error, kv_difference
 from model.timing import Comparison, compare
 
 from .settings import CACHE, FULL, MODES, Settings
@@ -45,6 +45,7 @@ class Measure:
     """One position, computed both ways."""
     proof: float | None = None        # max |cached logits - full-pass logits|
     clock: Comparison | None = None   # avanzar on the cache of t-1 positions vs the full pass over t
+    recomputed: float | None = None   # max |K, V the full pass recomputed - the cached ones|, positions 1..t-1
 
     @property
     def cached_s(self) -> float | None:
@@ -87,7 +88,7 @@ class Explorer:
         self.rng = np.random.default_rng(self.settings.seed)
         self.ids: list[int] = self.gpt.tokenizer.encode(self.prompt)
         self.n_prompt = len(self.ids)
-        logits, self.cache = self.gpt.llenar(self.ids)      # prefill: the prompt in one pass
+        logits, self.cache, self.reads = self.gpt.prefill(self.ids, return_weights=True)   # llenar: one pass
         self.next_logits = logits[-1]                        # (V,) the next token's logits
         self.measures: dict[int, Measure] = {}
         self.error: StepError | None = None
@@ -141,27 +142,36 @@ class Explorer:
 
         def with_cache():                       # avanzar: one row, on a copy of the cache
             grown = self.cache.copy()
-            return self.gpt.avanzar(token, grown), grown
+            logits, reads = self.gpt.step(token, grown, return_weights=True)
+            return logits, grown, reads
 
         def without_cache():                    # the full pass over every token
-            all_logits, cache = self.gpt.llenar(ids)
-            return all_logits[-1], cache
+            all_logits, cache, reads = self.gpt.prefill(ids, return_weights=True)
+            return all_logits[-1], cache, reads
 
         ways = {CACHE: with_cache, FULL: without_cache}
         other = FULL if self.mode == CACHE else CACHE
         try:
             token = ids[-1] = sample(self.next_logits, self.rng, self.temperature, None, s.top_p)
-            logits, cache = ways[self.mode]()
-            check = ways[other]()[0] if measure else None
+            logits, cache, reads = ways[self.mode]()
+            check = ways[other]() if measure else None
         except Exception as e:                 # the model's own error, kept for the reader to see
             self.rng.bit_generator.state = rng_state
             lesson = is_position_error(e)
             self.error = StepError(type(e).__name__, str(e), position=len(ids), lesson=lesson)
             return False
-        self.ids, self.cache, self.next_logits = ids, cache, logits
+        previous = self.cache
+        self.ids, self.cache, self.next_logits, self.reads = ids, cache, logits, reads
         self.error = None
-        self.measures[self.t] = Measure(float(np.abs(logits - check).max())) if measure else Measure()
+        self.measures[self.t] = Measure() if check is None else self.compared(previous, logits, cache, check)
         return True
+
+    def compared(self, previous, logits, cache, check) -> Measure:
+        """The proof of a step computed both ways: the logits' largest difference, and the keys and
+        values the full pass recomputed for positions 1..t-1 against the ones the cache kept."""
+        full_cache = cache if self.mode == FULL else check[1]
+        return Measure(float(np.abs(logits - check[0]).max()),
+                       recomputed=kv_difference(previous, full_cache, len(previous)))
 
     def measure_clock(self, samples: int = 5, min_seconds: float = 0.002) -> bool:
         """Time the current position both ways (interleaved samples, model/timing.py), once.

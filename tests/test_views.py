@@ -31,6 +31,9 @@ def assert_in_sync(v):
     assert list(v.clock.points.data["pos"]) == measured
     assert list(grid.marks.data["x"]) == list(np.flatnonzero(states == 2) + 1)
     assert f"t = {ex.t} / {n}" in v.text.layout.object
+    reads = v.reads.image.data["image"][0]                    # the newest query's weights (last row: the top)
+    assert np.allclose(reads[-1, :ex.t], ex.reads[0][0]) and np.isnan(reads[:, ex.t:]).all()
+    assert np.allclose(np.nansum(reads, axis=1), 1.0)
 
 
 @pytest.mark.parametrize("actions", [
@@ -179,3 +182,18 @@ def test_animating_and_resetting_leaks_nothing():
         assert sum(isinstance(o, PeriodicCallback) for o in gc.get_objects()) == 1
         assert after - before < 300, (before, after)      # not per cycle: 30 cycles of a leak would be more
         assert not controls.timer().running and v.ex.t == 2
+
+
+def test_what_the_query_reads_and_the_proof_without_the_cache():
+    """Each token computes its own column and reads the others: the full pass recomputes the earlier
+    rows, and they are the ones the cache kept."""
+    v = create_view("?lang=en&t=12")
+    assert [w.shape for w in v.ex.reads] == [(4, 12), (4, 12)]
+    assert "read the 11 earlier keys and values" in v.reads.proof.object
+    v.controls.do("toggle")
+    v.controls.do("step")
+    m = v.ex.clock()
+    assert m.recomputed is not None and m.recomputed < 1e-12 and m.proof < 1e-12
+    assert "computed rows 1 to 12 again" in v.reads.proof.object
+    v.table.layout.collapsed = False
+    assert v.table.table.object.count("<th scope='row'>") == 8 and "layer 2, head 4" in v.table.table.object
