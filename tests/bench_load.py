@@ -11,9 +11,9 @@ Not a test: it prints numbers. What it does, in one run:
        - panel convert cannot pack ../model, and its auto-detected requirement "app" is not a
          PyPI package: the app + model go in as Panel's own data archive (data_archives) and
          the requirement list is given explicitly;
-       - Panel's micropip.install resolves panel's dependencies on PyPI (pandas, nh3, ...
-         whose Pyodide builds are not obtainable here): the worker installs the same wheels
-         as the static site, by URL, with deps=False (micropip still does the installing).
+       - Panel's micropip.install resolves panel's dependencies on PyPI (pandas, ... whose
+         Pyodide builds are not obtainable here): the worker installs the same wheels as the
+         static site (nh3 included), by URL, with deps=False (micropip still does the installing).
      Its CDN URLs (Pyodide CDN, Panel CDN, Bokeh CDN, PyPI files) are rewritten to a local
      mirror of the same files under the same server, with gzip for text/wasm and immutable
      caching as those CDNs send (also PANEL_CDN_ROOT in its worker, for Panel's stylesheets);
@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import build  # noqa: E402
+from buildsupport.common import sha256_file  # noqa: E402
+from buildsupport.wheels import pack_wheel, unpack_slim  # noqa: E402
 from tests.browser import chromium  # noqa: E402
 from tests.site_fixtures import compiled_wheel_candidates, compiled_wheels_dir  # noqa: E402
 
@@ -124,12 +126,12 @@ def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
     for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
         shutil.copy(rt / f, full / f)
     lock = json.loads((rt / "pyodide-lock.json").read_text())
-    for name in ("numpy", "pyyaml", "markupsafe", "packaging", "micropip"):
+    for name in ("numpy", "pyyaml", "markupsafe", "packaging", "nh3", "micropip"):
         fn = lock["packages"][name]["file_name"]
         found = [d / fn for d in compiled_wheel_candidates() if (d / fn).is_file()]
         if not found:
             raise SystemExit(f"{fn} (for the panel convert baseline) is in none of {compiled_wheel_candidates()}")
-        if build.sha256_file(found[0]) != lock["packages"][name]["sha256"]:
+        if sha256_file(found[0]) != lock["packages"][name]["sha256"]:
             raise SystemExit(f"{found[0]}: sha256 does not match pyodide-lock.json")
         shutil.copy(found[0], full)
     # Panel CDN and Bokeh CDN: files from the installed packages; Panel's CDN wheels are slimmed sources.
@@ -150,12 +152,12 @@ def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
         whl = cache / "downloads" / filename
         if name in ("panel", "bokeh"):
             tree = work / f"slim-{name}"
-            build.unpack_slim(whl, tree, name)
+            unpack_slim(whl, tree, name)
             dest = (m / "panel" / pv / "dist" / "wheels" / filename) if name == "panel" else (m / "panel" / "wheels" / filename)
-            build.pack_wheel(tree, dest)
+            pack_wheel(tree, dest)
         else:
             shutil.copy(whl, pypi / filename)
-    # The app + model, and the nh3 stand-in, as Panel's data archive.
+    # The app + model as Panel's data archive.
     (ours_app,) = (ours / "assets").glob("app.*.zip")
     with zipfile.ZipFile(ours_app) as zin, zipfile.ZipFile(site / "app.zip", "w", zipfile.ZIP_DEFLATED) as zout:
         for n in zin.namelist():
@@ -175,7 +177,7 @@ def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
     by_name = {f.split("-")[0]: f for f in blk["wheels"]}
     specs = ([f"./mirror/panel/wheels/{by_name['bokeh']}", f"./mirror/panel/{pv}/dist/wheels/{by_name['panel']}"]
              + [f"./mirror/pypi/{f}" for n, f in by_name.items() if n not in ("panel", "bokeh")]
-             + ["numpy", "pyyaml", "markupsafe", "packaging"])
+             + ["numpy", "pyyaml", "markupsafe", "packaging", "nh3"])
     worker, n = re.subn(r"await micropip\.install\(\[.*?\]\);",
                         "await micropip.install(" + repr(specs) + ", deps=False);", worker, flags=re.S)
     assert n == 1, "panel convert's worker template changed: update tests/bench_load.py"

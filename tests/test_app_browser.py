@@ -6,23 +6,18 @@ Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import (chromium, chromium_missing, current_t, errors, foreign, free_port, open_app,
-                           open_card, plain, serve, shot, text_of, wait_plain, wait_t)
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.browser import (chromium, chromium_missing, current_t, errors, foreign, open_app, open_card,
+                           panel_serve, plain, serve, shot, text_of, wait_plain, wait_t)
 
 
 def where(app_url: str) -> str:
     return "static-" if app_url.endswith("index.html") else "served-"
+
+
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 
@@ -33,32 +28,20 @@ def app_url(request):
         from tests.site_fixtures import site_self_contained
         with serve(site_self_contained()) as base:
             yield base + "index.html"
-        return
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
-         "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/explorable"
-    deadline = time.time() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                proc.kill()
-                pytest.fail("panel serve did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
-            time.sleep(0.3)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    else:
+        with panel_serve() as url:
+            yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
     with chromium() as b:
         yield b
+
+
+def t_at_least(n: int) -> re.Pattern:
+    """The position readout at n or later."""
+    return re.compile(rf"^t = ({'|'.join(str(t) for t in range(n, 65))}) / 64$")
 
 
 def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
@@ -111,7 +94,6 @@ def test_toggle_mode_at_any_t(browser, app_url):
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
     assert "active" in cached_row.get_attribute("class")
     page.get_by_role("button", name="Sin caché").click()
-    page.wait_for_function("() => true")
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
     full_row.and_(page.locator(".active")).wait_for()
     page.locator("body").click(position={"x": 5, "y": 5})
@@ -149,27 +131,20 @@ def test_animation_and_click_storm(browser, app_url):
     page, _ = open_app(browser, app_url, "?lang=es&speed=5")
     wait_t(page, 2)
     page.get_by_role("button", name="Animar").click()
-    deadline = time.time() + 15
-    while current_t(page) < 6 and time.time() < deadline:
-        time.sleep(0.1)
-    assert current_t(page) >= 6                      # it plays by itself
+    expect(page.locator(".tpos").first).to_have_text(t_at_least(6), timeout=15000)   # it plays by itself
+    before = current_t(page)
     step = page.get_by_role("button", name="Avanzar")
     storm = "(el, n) => { for (let i = 0; i < n; i++) el.click(); }"
     step.evaluate(storm, 10)                        # ten clicks at once while it plays
     page.get_by_role("button", name="Pausa").click()
+    # Events reach Python in order, and its changes reach the page in order: once the button says
+    # Animar again, every storm click has landed and no animation step is pending.
     page.get_by_role("button", name="Animar").wait_for()
-    settled, last, since = False, current_t(page), time.time()
-    deadline = time.time() + 15                     # the queued clicks land, then nothing moves
-    while time.time() < deadline:
-        time.sleep(0.25)
-        now = current_t(page)
-        if now != last:
-            last, since = now, time.time()
-        elif time.time() - since > 2.0:
-            settled = True
-            break
-    assert settled, "still stepping after Pausa"
-    assert last >= 16                                # ten storm clicks on top of the animation
+    paused = current_t(page)
+    assert paused >= before + 10, (before, paused)  # ten storm clicks on top of the animation
+    step.click()                                    # one step more is exactly one: nothing else moves
+    wait_t(page, paused + 1)
+    assert current_t(page) == paused + 1, "still stepping after Pausa"
     assert errors(page) == []
     # storm through 64: the error appears, the page survives, Reset works
     step.evaluate(storm, 70)
@@ -229,7 +204,7 @@ def test_sections_below_the_figure(browser, app_url):
     page.get_by_role("button", name="Comprobar").click()
     page.locator("[data-testid=challenge-result]", has_text="ValueError").wait_for()
     page.get_by_role("button", name="Ver una solución").click()
-    page.wait_for_timeout(300)
+    expect(editor).to_have_value(re.compile(r"w = np\.exp"))       # the solution is in the editor
     page.get_by_role("button", name="Comprobar").click()
     page.locator("[data-testid=challenge-result]", has_text="Igual que el modelo").wait_for()
     # 4. how much context fits
