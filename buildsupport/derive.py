@@ -96,12 +96,12 @@ def run_jobs(inputs, runtime: Runtime, jobs: list[Job], modules: frozenset) -> N
     inputs.derived.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=inputs.derived) as tmp:
         trees = [Path(tmp) / f"t{i}" for i in range(len(jobs))]
-        specs = [unpack_job(job, tree, modules) for job, tree in zip(jobs, trees)]
+        specs = [unpack_job(job, tree, modules) for job, tree in zip(jobs, trees, strict=True)]
         started = time.time()
         log(f"compiling {len(jobs)} trees to Python 3.13 bytecode with Pyodide under Node.js")
         report = compile_trees(runtime, Path(tmp), specs)
         log(f"  compiled in {time.time() - started:.1f}s: {report}")
-        for job, tree in zip(jobs, trees):
+        for job, tree in zip(jobs, trees, strict=True):
             job.out.parent.mkdir(parents=True, exist_ok=True)
             pack_job(job, tree)
 

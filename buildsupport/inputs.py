@@ -85,7 +85,8 @@ class Inputs:
         with tempfile.TemporaryDirectory(dir=self.downloads) as tmp:
             got = fetch(Path(tmp))
             if not got.is_file():
-                raise BuildError(f"{name}: the download gave {sorted(os.listdir(tmp))} instead; copy the file to {path}.")
+                raise BuildError(f"{name}: the download gave {sorted(os.listdir(tmp))} instead; "
+                                 f"copy the file to {path}.")
             if expected_sha:
                 self.check(got, expected_sha, "The registry returned another file; if the version is meant to "
                            "change, run `python build.py --update-lock`.")

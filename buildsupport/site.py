@@ -89,7 +89,8 @@ def add_page_scripts(site: Site, pre: dict) -> None:
     for url in pre["js"]:
         if not any(name in url for name in UNNEEDED_SCRIPTS):
             src = page_script_file(site, url)
-            site.scripts.append(f'<script defer src="{site.add_hashed("assets/js", src.name, src.read_bytes())}"></script>')
+            url = site.add_hashed("assets/js", src.name, src.read_bytes())
+            site.scripts.append(f'<script defer src="{url}"></script>')
     unexpected = [url for url in pre["css"] if not url.startswith(site.panel_sentinel)]
     if unexpected:
         raise BuildError(f"unexpected page stylesheets {unexpected}: add a rule for them in buildsupport/site.py")
@@ -98,8 +99,9 @@ def add_page_scripts(site: Site, pre: dict) -> None:
 def add_snapshots(site: Site, pre: dict) -> None:
     """First paint: each language's HTML snapshot (app/snapshot.py); the default one is also
     written into index.html (it shows before any script runs), the others are fetched."""
-    site.config["snapshots"] = {lang: site.add_hashed("assets", f"snapshot-{lang}.html", site.rewrite(doc["html"]).encode())
-                                for lang, doc in pre["docs"].items()}
+    site.config["snapshots"] = {
+        lang: site.add_hashed("assets", f"snapshot-{lang}.html", site.rewrite(doc["html"]).encode())
+        for lang, doc in pre["docs"].items()}
     site.config["defaultLang"] = site.config["inlineSnapshot"] = pre["default_lang"]
     site.inline_snapshot = site.rewrite(pre["docs"][pre["default_lang"]]["html"])
 
@@ -159,7 +161,8 @@ def add_lazy_modules(site: Site, derived: Derived, version: str) -> None:
             n = len(lazy["archives"]) - 1
             for module, (rel, is_pkg) in json.loads(archive.with_suffix(".json").read_text()).items():
                 lazy["modules"].setdefault(module, [n, rel, is_pkg])
-    site.config["lazy"] = site.add_hashed("assets", "lazy-modules.json", json.dumps(lazy, separators=(",", ":")).encode())
+    index = json.dumps(lazy, separators=(",", ":")).encode()
+    site.config["lazy"] = site.add_hashed("assets", "lazy-modules.json", index)
 
 
 def add_app(site: Site, derived: Derived) -> None:

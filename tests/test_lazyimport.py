@@ -26,7 +26,8 @@ def archive(files: dict[str, str]) -> bytes:
 @pytest.fixture
 def lazy(tmp_path):
     """An index of two modules in one archive served at BASE + packages/kvlazydemo-lazy.zip."""
-    data = archive({"kvlazydemo/__init__.py": "ANSWER = 42\n", "kvlazydemo/extra.py": "from . import ANSWER\nTWICE = 2 * ANSWER\n"})
+    data = archive({"kvlazydemo/__init__.py": "ANSWER = 42\n",
+                    "kvlazydemo/extra.py": "from . import ANSWER\nTWICE = 2 * ANSWER\n"})
     index = {"archives": [{"url": "packages/kvlazydemo-lazy.zip", "sha256": hashlib.sha256(data).hexdigest(),
                            "root": str(tmp_path / "site-packages")}],
              "modules": {"kvlazydemo": [0, "kvlazydemo/__init__.py", True],

@@ -117,7 +117,8 @@ def test_set_location_writes_panels_read_only_location(wasm, page):
     wasm.set_location(json.dumps({"href": "http://127.0.0.1/kv/index.html?lang=en&t=9", "pathname": "/kv/index.html",
                                   "search": "?lang=en&t=9", "hash": "#x", "hostname": "127.0.0.1", "port": "",
                                   "protocol": "http:", "ancestorOrigins": {}}))
-    assert (state.location.pathname, state.location.search, state.location.hash) == ("/kv/index.html", "?lang=en&t=9", "#x")
+    location = (state.location.pathname, state.location.search, state.location.hash)
+    assert location == ("/kv/index.html", "?lang=en&t=9", "#x")
 
 
 def test_prerender_builds_the_view_in_a_server_like_document(wasm):
