@@ -6,7 +6,6 @@ Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -34,6 +33,11 @@ def app_url(request):
 def browser():
     with chromium() as b:
         yield b
+
+
+def t_at_least(n: int) -> re.Pattern:
+    """The position readout at n or later."""
+    return re.compile(rf"^t = ({'|'.join(str(t) for t in range(n, 65))}) / 64$")
 
 
 def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
@@ -86,7 +90,6 @@ def test_toggle_mode_at_any_t(browser, app_url):
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
     assert "active" in cached_row.get_attribute("class")
     page.get_by_role("button", name="Sin caché").click()
-    page.wait_for_function("() => true")
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
     full_row.and_(page.locator(".active")).wait_for()
     page.locator("body").click(position={"x": 5, "y": 5})
@@ -124,27 +127,20 @@ def test_animation_and_click_storm(browser, app_url):
     page, _ = open_app(browser, app_url, "?lang=es&speed=5")
     wait_t(page, 2)
     page.get_by_role("button", name="Animar").click()
-    deadline = time.time() + 15
-    while current_t(page) < 6 and time.time() < deadline:
-        time.sleep(0.1)
-    assert current_t(page) >= 6                      # it plays by itself
+    expect(page.locator(".tpos").first).to_have_text(t_at_least(6), timeout=15000)   # it plays by itself
+    before = current_t(page)
     step = page.get_by_role("button", name="Avanzar")
     storm = "(el, n) => { for (let i = 0; i < n; i++) el.click(); }"
     step.evaluate(storm, 10)                        # ten clicks at once while it plays
     page.get_by_role("button", name="Pausa").click()
+    # Events reach Python in order, and its changes reach the page in order: once the button says
+    # Animar again, every storm click has landed and no animation step is pending.
     page.get_by_role("button", name="Animar").wait_for()
-    settled, last, since = False, current_t(page), time.time()
-    deadline = time.time() + 15                     # the queued clicks land, then nothing moves
-    while time.time() < deadline:
-        time.sleep(0.25)
-        now = current_t(page)
-        if now != last:
-            last, since = now, time.time()
-        elif time.time() - since > 2.0:
-            settled = True
-            break
-    assert settled, "still stepping after Pausa"
-    assert last >= 16                                # ten storm clicks on top of the animation
+    paused = current_t(page)
+    assert paused >= before + 10, (before, paused)  # ten storm clicks on top of the animation
+    step.click()                                    # one step more is exactly one: nothing else moves
+    wait_t(page, paused + 1)
+    assert current_t(page) == paused + 1, "still stepping after Pausa"
     assert errors(page) == []
     # storm through 64: the error appears, the page survives, Reset works
     step.evaluate(storm, 70)

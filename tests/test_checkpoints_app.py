@@ -3,7 +3,6 @@ the static site (here with the fetch given: the worker's synchronous request is 
 import hashlib
 import json
 
-import numpy as np
 import pytest
 
 from app import checkpoints
