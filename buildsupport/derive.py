@@ -3,13 +3,14 @@ slimmed standard library (each with its *-lazy.zip) and the app archive (app/ + 
 checkpoint, with bytecode beside the sources)."""
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .common import PYTHON_IN_PYODIDE, RECIPE, ROOT, dir_digest, log, sha256_file, short_key
+from .common import PYTHON_IN_PYODIDE, RECIPE, ROOT, dir_digest, hashed_name, log, sha256_bytes, sha256_file, short_key
 from .packages import Package, Runtime
 from .pyodide_node import compile_trees, trace_imports
 from .wheels import OPTIMIZE, compile_list, lazy_path, pack_wheel, split_lazy, unpack_slim
@@ -39,7 +40,8 @@ class Job:
 
 
 def app_tree(dest: Path) -> Path:
-    """app/ and model/ sources and the checkpoint, as create_app imports them."""
+    """app/ and model/ sources and the lesson's checkpoint, as create_app imports them, and the
+    manifest of the other checkpoints (app/checkpoints.py fetches them when a reader picks one)."""
     for pkg in APP_PACKAGES:
         for p in sorted((ROOT / pkg).rglob("*")):
             rel = p.relative_to(ROOT)
@@ -47,7 +49,22 @@ def app_tree(dest: Path) -> Path:
                                                                     or "weights" in rel.parts):
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(p, dest / rel)
+    manifest = {name: {f: {"url": url, "sha256": sha256_bytes(data)} for f, (url, data) in files.items()}
+                for name, files in checkpoint_assets().items()}
+    (dest / "app" / "checkpoints.json").write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return dest
+
+
+def checkpoint_assets() -> dict[str, dict[str, tuple[str, bytes]]]:
+    """name -> file -> (its name in assets/, bytes) for every checkpoint in model/checkpoints/: each
+    ships as its own file, next to the worker that fetches it (the URL is relative to it)."""
+    out: dict[str, dict[str, tuple[str, bytes]]] = {}
+    for folder in sorted(p for p in (ROOT / "model" / "checkpoints").iterdir() if p.is_dir()):
+        for f in sorted(folder.glob("*")):
+            if f.suffix in (".npz", ".json"):
+                data = f.read_bytes()
+                out.setdefault(folder.name, {})[f.name] = (hashed_name(f"ckpt-{folder.name}-{f.name}", data), data)
+    return out
 
 
 def derived_path(inputs, package: Package, mods_key: str) -> Path:

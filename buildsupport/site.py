@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .common import PYTHON_IN_PYODIDE, SENTINEL_CDN, STATIC, BuildError, hashed_name, sha256_bytes
-from .derive import Derived
+from .derive import Derived, checkpoint_assets
 from .packages import Runtime
 from .wheels import lazy_path
 
@@ -166,8 +166,12 @@ def add_lazy_modules(site: Site, derived: Derived, version: str) -> None:
 
 
 def add_app(site: Site, derived: Derived) -> None:
-    """The app archive: app/ and model/ with their bytecode, and the checkpoint."""
+    """The app archive: app/ and model/ with their bytecode, and the lesson's checkpoint; the other
+    checkpoints as files of their own, fetched only when a reader picks one (app/checkpoints.py)."""
     site.config["app"] = site.add_hashed("assets", "app.zip", derived.app.read_bytes())
+    for files in checkpoint_assets().values():
+        for name, data in files.values():
+            site.add(f"assets/{name}", data)
 
 
 def add_sandbox(site: Site) -> None:

@@ -398,3 +398,19 @@ def test_embed_example(site):
     html = (site / "embed.html").read_text()
     assert "<iframe" in html and 'src="./index.html?lang=es"' in html
     assert 'sandbox="allow-scripts allow-same-origin' in html
+
+
+def test_other_checkpoints_ship_apart_with_a_manifest_in_the_app(site):
+    """The checkpoints a reader may pick (shared K/V heads, the draft) are files of their own in
+    assets/, listed with their sha256 in the app archive's app/checkpoints.json; not in the archive."""
+    (app_zip,) = (site / "assets").glob("app.*.zip")
+    with zipfile.ZipFile(app_zip) as z:
+        manifest = json.loads(z.read("app/checkpoints.json"))
+        assert not [n for n in z.namelist() if n.startswith("model/checkpoints/")]
+    assert set(manifest) == {"kv2", "kv1", "draft"}
+    for name, files in manifest.items():
+        assert set(files) == {"minigpt.npz", "metrics.json"}
+        for f, where in files.items():
+            data = (site / "assets" / where["url"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == where["sha256"]
+            assert data == (ROOT / "model" / "checkpoints" / name / f).read_bytes()
