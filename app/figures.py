@@ -32,6 +32,11 @@ FILL = 0.84           # part of it the cells fill
 CELL_STYLE = {FUTURE: ("#cccccc", 0.5), READ: ("#9a9a9a", 0.5), COMPUTED: (INK, 2.2)}
 
 
+def kv_width(cfg) -> int:
+    """Numbers a position keeps per layer for K (and as many for V): H_kv d_k (d_model in the lesson)."""
+    return cfg.n_kv_heads * cfg.d_head
+
+
 def grid_rows(cfg) -> list[tuple[int, str]]:
     """(layer, 'k' | 'v') for every row of the grid, top to bottom."""
     return [(layer, kind) for layer in range(cfg.n_layers) for kind in ("k", "v")]
@@ -45,6 +50,12 @@ class CacheGrid(Part):
         self.layout = pn.Column(self.heading, self.prefill, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                 self.note, sizing_mode="stretch_width", margin=0)
 
+    def rebuild(self):
+        """Another model: its cache holds H_kv d_k numbers per position and layer."""
+        self.images.data = {**self.images.data, "image": [np.full((kv_width(self.ex.cfg), self.n), np.nan,
+                                                                  dtype=np.float32) for _ in self.rows]}
+        self.relabel()
+
     def band_y(self, i: int) -> float:
         """Centre of row i of the grid (row 0 at the top)."""
         return (len(self.rows) - 1 - i) * BAND + BAND / 2
@@ -54,7 +65,7 @@ class CacheGrid(Part):
         ys = [self.band_y(i) for i in range(len(rows))]
         # values are shown divided by their row's fixed scale (Explorer.kv_scale); NaN: not computed
         self.images = ColumnDataSource({
-            "image": [np.full((self.ex.cfg.d_model, n), np.nan, dtype=np.float32) for _ in rows],
+            "image": [np.full((kv_width(self.ex.cfg), n), np.nan, dtype=np.float32) for _ in rows],
             "x": [0.5] * len(rows), "y": [y - FILL / 2 for y in ys], "dw": [n] * len(rows), "dh": [FILL] * len(rows)})
         size = len(rows) * n
         self.cells = ColumnDataSource({
@@ -81,8 +92,9 @@ class CacheGrid(Part):
     def relabel(self):
         self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
         cfg = self.ex.cfg
-        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_heads, dk=cfg.d_head))}"
-                            f"</p>")
+        shared = self.t("grid_shared", g=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
+        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_kv_heads, dk=cfg.d_head))}"
+                            f"{esc(shared)}</p>")
         self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
                                f"{esc(self.t('grid_prefill', p=self.ex.n_prompt))}</p>")
         self.figure.xaxis.axis_label = self.t("grid_x")
@@ -107,7 +119,7 @@ class CacheGrid(Part):
     def draw_numbers(self) -> int:
         """The numbers: a stored column never changes, so only new columns are sent. Returns how
         many positions the browser already had (0: a new text)."""
-        ex, n, d = self.ex, self.n, self.ex.cfg.d_model
+        ex, n, d = self.ex, self.n, kv_width(self.ex.cfg)
         drawn = self.drawn["ids"]
         known = len(drawn) if drawn == ex.ids[:len(drawn)] else 0
         if known == 0:
@@ -286,6 +298,12 @@ class CostBars(Part):
         self.strip_pane = pn.pane.Bokeh(self.strip, sizing_mode="stretch_width", visible=False)
         self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_pane,
                                 self.note, sizing_mode="stretch_width", margin=0)
+
+    def rebuild(self):
+        """Another model: other costs, other scales."""
+        self.scales = BarScales(self.ex)
+        self.strip.y_range.end = self.scales.cached
+        self.relabel()
 
     def make_strip(self):
         """The green bars again, at their own scale, under the ramp."""

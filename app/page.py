@@ -18,6 +18,7 @@ from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Not
                     TokenText, esc, html_pane)
 from .sandbox import CodeSandbox
 from .sections import ContextSection, LabSection, ProveSection, QuizSection
+from .smaller_view import SmallerSection
 
 
 class Explorable(pn.viewable.Viewer):
@@ -34,7 +35,8 @@ class Explorable(pn.viewable.Viewer):
         self.advanced, self.table = AdvancedSettings(session, self.a11y), DataTable(session)
         self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
-        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self)]
+        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self),
+                         SmallerSection(self)]
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
         self.layout = pn.Column(

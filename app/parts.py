@@ -13,7 +13,7 @@ import sys
 import panel as pn
 
 from . import clock
-from .i18n import num, sci, tr
+from .i18n import num, sci, size, tr
 from .settings import CACHE, FULL
 from .style import CSS, MODE_SWITCH_CSS, show_token
 
@@ -52,6 +52,7 @@ class Part(pn.viewable.Viewer):
         self.session = session
         self.build()
         session.param.watch(lambda _e: self.redraw(), list(self.watches))
+        session.param.watch(lambda _e: self.rebuild(), "model")
         session.settings.param.watch(self._relabel, "lang")
         self.relabel()
 
@@ -79,6 +80,10 @@ class Part(pn.viewable.Viewer):
 
     def relabel(self):
         self.redraw()
+
+    def rebuild(self):
+        """Another model or cache format: draw everything again."""
+        self.relabel()
 
     def redraw(self):
         pass
@@ -202,9 +207,19 @@ class Readouts(Part):
                                         f"{num(c['total_ratio'], lang, 1)}×", "total"))
 
     def card_memory(self, c) -> str:
-        lang, kib, cfg = self.lang, c["cache_bytes"] / 1024, self.ex.cfg
-        value = self.t("memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0))
-        formula = self.t("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
+        """What the cache holds now: its numbers, and its real bytes (8 a number in the lesson's
+        float64; fewer, and their scales, in the other formats)."""
+        lang, cfg, fmt = self.lang, self.ex.cfg, self.ex.fmt
+        if fmt == "float64":
+            kib = c["cache_bytes"] / 1024
+            value = self.t("memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0))
+        else:
+            value = self.t("memory_value_fmt", numbers=num(c["cache_numbers"], lang), size=size(c["cache_bytes"], lang),
+                           fmt=fmt)
+        if cfg.n_kv_heads == cfg.n_heads:
+            formula = self.t("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
+        else:
+            formula = self.t("memory_formula_kv", L=cfg.n_layers, t=c["t"], H=cfg.n_kv_heads, dk=cfg.d_head)
         return self.card("memory", self.t("memory"), f"<div class='num big' data-testid='memory-numbers'>{esc(value)}"
                                                       f"</div><div class='num explain'>{esc(formula)}</div>")
 
@@ -229,8 +244,10 @@ class Readouts(Part):
     def card_proof(self) -> str:
         proof = self.ex.clock().proof
         text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
+        fmt = self.ex.fmt
+        explain = self.t("proof_explain") if fmt == "float64" else self.t("proof_explain_fmt", fmt=fmt)
         return self.card("proof-card", self.t("proof_heading"),
-                         f"<p data-testid='proof'>{esc(text)}</p><p class='explain'>{esc(self.t('proof_explain'))}</p>")
+                         f"<p data-testid='proof'>{esc(text)}</p><p class='explain'>{esc(explain)}</p>")
 
 
 class DataTable(Part):
