@@ -249,6 +249,7 @@ STRINGS: dict[str, dict[str, str]] = {
         'small_drift_head': 'máx |Δ logits|',
         'small_summary': 'De {lesson} (4 cabezas, float64) a {smallest} (1 cabeza, int4): {x} veces menos. Compartir las cabezas mueve la pérdida de {l4} a {l2} (2 cabezas) y a {l1} (1); guardar los números en int8 mueve los logits como mucho {d8}, en int4, {d4}.',
         'small_restart': 'El texto hasta la posición {p} se escribió de otra manera: pulsa Reiniciar y verás en qué posición se separa el de ahora del que sale con la caché en float64.',
+        'ctx_knobs': 'Las dos perillas de «Más allá de la lección: una caché más pequeña», aquí para modelos reales. Cabezas K/V: la atención agrupada de Llama 2 70B, Llama 3 y Mistral 7B usa 8; la multi-query de PaLM y Falcon-7B, 1; el 0.5B del capítulo, 2; el 7B de la lección no comparte ninguna (32). Bytes por número de la caché: fp16 es lo habitual; vLLM puede guardarla en 8 bits (fp8) y llama.cpp en int8 o int4 (aquí sin contar sus escalas).',
     },
     "en": {
         "title": "The key-value cache: what each token costs",
@@ -487,6 +488,7 @@ STRINGS: dict[str, dict[str, str]] = {
         'small_drift_head': 'max |Δ logits|',
         'small_summary': 'From {lesson} (4 heads, float64) to {smallest} (1 head, int4): {x} times less. Sharing the heads moves the loss from {l4} to {l2} (2 heads) and {l1} (1); keeping the numbers in int8 moves the logits by at most {d8}, in int4 by {d4}.',
         'small_restart': 'The text up to position {p} was written another way: press Reset to see where the text written now parts from the one the float64 cache gives.',
+        'ctx_knobs': "The two knobs of “Beyond the lesson: a smaller cache”, here for real models. K/V heads: the grouped-query attention of Llama 2 70B, Llama 3 and Mistral 7B uses 8; the multi-query attention of PaLM and Falcon-7B, 1; the chapter's 0.5B, 2; the lesson's 7B shares none (32). Bytes per cached number: fp16 is the usual; vLLM can keep the cache in 8 bits (fp8) and llama.cpp in int8 or int4 (their scales not counted here).",
     },
     "pt": {
         'title': 'A cache de chaves e valores: quanto custa cada token',
@@ -725,6 +727,7 @@ STRINGS: dict[str, dict[str, str]] = {
         'small_drift_head': 'máx. |Δ logits|',
         'small_summary': 'De {lesson} (4 cabeças, float64) a {smallest} (1 cabeça, int4): {x} vezes menos. Partilhar as cabeças muda a perda de {l4} para {l2} (2 cabeças) e {l1} (1); guardar os números em int8 muda os logits no máximo {d8}, em int4, {d4}.',
         'small_restart': 'O texto até à posição {p} foi escrito de outra maneira: carregue em Recomeçar para ver em que posição o de agora se afasta do que sai com a cache em float64.',
+        'ctx_knobs': 'Os dois botões de «Para lá da lição: uma cache mais pequena», aqui para modelos reais. Cabeças K/V: a atenção agrupada do Llama 2 70B, do Llama 3 e do Mistral 7B usa 8; a multi-query do PaLM e do Falcon-7B, 1; o 0.5B do capítulo, 2; o 7B da lição não partilha nenhuma (32). Bytes por número da cache: fp16 é o habitual; o vLLM pode guardá-la em 8 bits (fp8) e o llama.cpp em int8 ou int4 (aqui sem contar as escalas).',
     },
 }
 

@@ -487,6 +487,7 @@ class ContextSection(Section):
                                       ("c13", "13b"), ("c70", "70b"))}),
             self.t("ctx_units", w7=num(P["7b-gqa"].with_(bits=16).weights_bytes() / GiB, lang, 1),
                    w05_gb=num(w05 / 1e9, lang, 2), w05_gib=num(w05 / GiB, lang, 2)),
+            self.t("ctx_knobs"),
         ]
 
     def load(self, key: str):
