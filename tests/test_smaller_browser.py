@@ -1,0 +1,53 @@
+"""A smaller cache in the browser (issue 13), under `panel serve` and on the static site: switch the model
+and the cache's format at t = 40, read the memory, step on to the lesson's IndexError at 65; the
+other checkpoints are fetched only once picked."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser import chromium, chromium_missing, errors, open_app, open_card, plain, text_of, wait_t
+from tests.servers import app_server
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+SECTION = "Más allá de la lección: una caché más pequeña"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module", params=["served", "static"])
+def app_url(request):
+    with app_server(request.param) as url:
+        yield url
+
+
+def test_switch_at_40_then_on_to_65(browser, app_url):
+    page, requests = open_app(browser, app_url, "?lang=es&t=40")
+    wait_t(page, 40)
+    assert not [u for u in requests if "ckpt-" in u]                 # nothing fetched before the reader asks
+    open_card(page, SECTION)
+    page.get_by_role("button", name="2", exact=True).click()
+    page.get_by_role("button", name="int8", exact=True).click()
+    page.locator("[data-testid=small-status]", has_text="2 cabezas K/V, números en int8").wait_for(timeout=60000)
+    memory = plain(text_of(page, "memory-numbers"))
+    assert memory.startswith("5120números") and "6.25KiBenint8" in memory, memory
+    if app_url.endswith("index.html"):
+        assert [u for u in requests if "ckpt-kv2" in u] and not [u for u in requests if "ckpt-kv1" in u]
+    step = page.get_by_role("button", name="Avanzar")
+    for t in range(41, 65):
+        step.click()
+        wait_t(page, t)
+    page.locator("[data-testid=small-status]", has_text="como mucho").wait_for()
+    assert re.search(r"Deriva de los logits .*: \S+ en este token", text_of(page, "small-status"))
+    step.click()
+    err = page.locator("[data-testid=error]")
+    err.wait_for()
+    assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
+    assert err.get_attribute("data-lesson") == "true"
+    assert errors(page) == []
