@@ -8,6 +8,7 @@ In the Web Worker, once the app archive is on sys.path:
     wasm.install_lazy_importer(index_json, base_url, on_loaded)
     wasm.import_panel()
     docs_json, render_items, root_ids = await wasm.start(query)   # the page embeds these
+                                       # (= wasm.build_app(query), then await wasm.document())
     wasm.link(send_patch)              # once the page has rendered the document
     wasm.set_location(location_json)   # window.location, as JSON
     wasm.apply_patch(patch)            # each change the reader makes on the page
@@ -61,11 +62,22 @@ def import_panel() -> None:
 async def start(query: str) -> tuple[str, str, str]:
     """The app for the page's URL query in a fresh document, as (docs_json, render_items,
     root_ids): the JSON the page gives BokehJS to embed."""
-    from panel.io.pyodide import init_doc, write_doc
+    build_app(query)
+    return await document()
+
+
+def build_app(query: str) -> None:
+    """The app for the page's URL query, in a fresh document (the first half of start)."""
+    from panel.io.pyodide import init_doc
 
     from .main import create_app
     init_doc()
     create_app(query).servable()
+
+
+async def document() -> tuple[str, str, str]:
+    """The document build_app made, serialized for BokehJS (the second half of start)."""
+    from panel.io.pyodide import write_doc
     docs = await write_doc()
     gc.enable()
     gc.freeze()  # what start-up made stays: later collections skip it

@@ -156,6 +156,9 @@
       case "fetch":
         onFetch(msg);
         break;
+      case "mark":   // the worker's performance marks, on this page's timeline
+        performance.mark(msg.name, { startTime: msg.at - performance.timeOrigin });
+        break;
       case "status":
         kv.requests.push(msg);
         if (msg.stage === "app") setStage("app", msg.detail);
@@ -277,6 +280,7 @@
   });
 
   async function renderLive(msg) {
+    performance.mark("kv-render-start");
     await domParsed;
     const docs_json = JSON.parse(msg.docs_json);
     const render_items = JSON.parse(msg.render_items);

@@ -1,78 +1,60 @@
-"""Load-speed benchmark of the static site against Panel's own `panel convert` output.
+"""Load benchmark: the static site against a bare Pyodide + NumPy page and `panel convert`, with the
+page's main thread at full speed and throttled (a phone).
 
-    python -m tests.bench_load            # 3 rounds (cold + warm for each site), Markdown table
-    python -m tests.bench_load --rounds 5 --json out.json
+    python -m tests.bench_load --rounds 5                 # throttle 1x and 4x, Markdown tables
+    python -m tests.bench_load --rounds 3 --throttle 4 --sites site bare --json out.json
 
-Not a test: it prints numbers. What it does, in one run:
-  1. builds the self-contained site afresh (build.build into a temporary folder);
-  2. makes the baseline: `panel convert <script> --to pyodide-worker` with Panel's defaults for
-     a two-line script equivalent to app/explorable.py (create_app(...).servable()). Two changes
-     are unavoidable for it to run here at all, and are the same for both sites:
-       - panel convert cannot pack ../model, and its auto-detected requirement "app" is not a
-         PyPI package: the app + model go in as Panel's own data archive (data_archives) and
-         the requirement list is given explicitly;
-       - Panel's micropip.install resolves panel's dependencies on PyPI (pandas, ... whose
-         Pyodide builds are not obtainable here): the worker installs the same wheels as the
-         static site (nh3 included), by URL, with deps=False (micropip still does the installing).
-     Its CDN URLs (Pyodide CDN, Panel CDN, Bokeh CDN, PyPI files) are rewritten to a local
-     mirror of the same files under the same server, with gzip for text/wasm and immutable
-     caching as those CDNs send (also PANEL_CDN_ROOT in its worker, for Panel's stylesheets);
-     Panel's CDN wheels are the slimmed sources (what Panel's build_pyodide_wheels.py
-     publishes). Requests still aimed at another origin are listed in the output.
-  3. for each site: a new browser context (cold: empty cache) loads the page, waits until it
-     is interactive; a second page in the same context measures the warm visit. Times are
-     from navigation start: first paint = the page's snapshot has painted (ours: its HTML snapshot,
-     the loader's kv-first-paint mark; the baseline: BokehJS has rendered its document);
-     interactive = the live Python document is linked. Bytes are what the server sent
-     (compressed where it sends gzip), by kind.
+Not a test: it prints numbers. In one run:
+  1. builds the self-contained site afresh (build.build into a temporary folder), the bare page
+     beside it and the `panel convert` baseline (tests/bench_sites.py says what each is);
+  2. for each round, each CPU throttle and each site: a new browser context (cold: empty cache)
+     loads the page with the main thread throttled through the DevTools protocol
+     (Emulation.setCPUThrottlingRate; Chromium refuses it for workers: "Operation is only supported
+     for pages, not workers", so Pyodide's worker runs at full speed), waits until it is
+     interactive, clicks the step button once; a second page in the same context measures the warm
+     visit;
+  3. prints the medians: first paint (the static site: its HTML snapshot has painted, the loader's
+     kv-first-paint mark; the baseline: BokehJS has rendered its document), interactive (the live
+     document linked; the bare page: NumPy imported), the first step after interactive (click to the
+     position text changed), bytes the server sent by kind, the ratios the goals name, where the
+     time goes (the performance marks of the page and its worker) and the machine's own speed
+     (`python -m model.bench`, position 64), with the load average before and after.
 """
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import build  # noqa: E402
-from buildsupport.common import sha256_file  # noqa: E402
-from buildsupport.packages import COMPILED_PACKAGES as COMPILED  # noqa: E402
-from buildsupport.wheels import pack_wheel, unpack_slim  # noqa: E402
+from buildsupport.serve import IMMUTABLE  # noqa: E402
+from tests.bench_sites import FILES, make_bare, make_baseline  # noqa: E402
 from tests.browser import chromium  # noqa: E402
-from tests.site_fixtures import compiled_wheel_candidates, compiled_wheels_dir  # noqa: E402
+from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
 
-PROBE = """
-(() => {
-  window.__probe = {};
-  const tick = () => {
-    const p = window.__probe;
-    const B = window.Bokeh;
-    const mark = performance.getEntriesByName('kv-first-paint')[0];   // ours: the HTML snapshot painted
-    if (p.fp === undefined && mark) p.fp = mark.startTime;
-    if (p.fp === undefined && B && B.index && B.index.roots && B.index.roots.length) {
-      requestAnimationFrame(() => { if (p.fp === undefined) p.fp = performance.now(); });
-    }
-    const b = document.body;
-    if (p.ready === undefined && b && (b.dataset.ready === 'true' ||
-        (b.dataset.baseline === 'rendered'))) p.ready = performance.now();
-    if (p.ready === undefined) setTimeout(tick, 10);
-  };
-  tick();
-})();
-"""
-
+SITES = ("site", "bare", "convert")
+LABELS = {"site": "static site", "bare": "bare Pyodide+NumPy", "convert": "panel convert"}
 KINDS = ("runtime", "packages", "js/css", "app", "page")
+STEP_LABEL = "Avanzar"           # the step button of the default language (es)
+TIMEOUT_MS = 300_000
+# Where the time goes: consecutive performance marks of the page and its worker (static/loader.js,
+# static/worker.js, tests/bench/bare*.js), each segment named by the mark that ends it.
+SEGMENTS = (("kv-worker-start", "page to worker started"), ("kv-pyodide-js", "pyodide.js loaded"),
+            ("kv-booted", "Pyodide booted, packages installed"), ("kv-numpy-imported", "import numpy"),
+            ("kv-app-unpacked", "app archive unpacked"), ("kv-panel-imported", "import panel"),
+            ("kv-app-built", "app built (create_app)"), ("kv-document", "document serialized"),
+            ("kv-render-start", "document to the page"), ("kv-ready", "rendered by BokehJS, linked"))
+MAIN_THREAD = (("kv-first-paint", "first paint"), ("kv-dom-ready", "page parsed, its scripts run"),
+               ("kv-bokeh-ready", "BokehJS loaded and run"))
 
 
 def kind_of(path: str) -> str:
@@ -89,231 +71,241 @@ def kind_of(path: str) -> str:
     return "page"
 
 
-# ------------------------------------------------------------------ baseline
+# ------------------------------------------------------------------ one visit
 
-BASELINE_SCRIPT = """\
-import sys
-sys.path.insert(0, "/home/pyodide")  # where Panel unpacks data archives in the browser
-import panel as pn
-from app.main import create_app
-
-create_app(pn.state.session_args).servable(title="La caché de claves y valores")
-"""
+MARKS_JS = ("Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kv-'))"
+            ".map((m) => [m.name, m.startTime]))")
+SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
 
 
-def panel_convert(work: Path) -> Path:
-    """`panel convert --to pyodide-worker` of the two-line app script, into work/baseline."""
-    site, src = work / "baseline", work / "baseline-src"
-    src.mkdir(parents=True)
-    (src / "explorable.py").write_text(BASELINE_SCRIPT)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    subprocess.run([sys.executable, "-m", "panel", "convert", str(src / "explorable.py"), "--to", "pyodide-worker",
-                    "--out", str(site), "--requirements", "numpy"], check=True, cwd=ROOT, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return site
-
-
-def mirror_pyodide(full: Path, cache: Path, version: str) -> None:
-    """The Pyodide CDN's files the baseline loads: the runtime from the npm tarball, the compiled
-    wheels (checked against Pyodide's lock) from where the tests find them."""
-    rt = next((cache / "derived").glob(f"pyodide-{version}-*"))
-    full.mkdir(parents=True)
-    for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
-        shutil.copy(rt / f, full / f)
-    lock = json.loads((rt / "pyodide-lock.json").read_text())
-    for name in COMPILED + ("micropip",):
-        fn = lock["packages"][name]["file_name"]
-        found = [d / fn for d in compiled_wheel_candidates() if (d / fn).is_file()]
-        if not found:
-            raise SystemExit(f"{fn} (for the panel convert baseline) is in none of {compiled_wheel_candidates()}")
-        if sha256_file(found[0]) != lock["packages"][name]["sha256"]:
-            raise SystemExit(f"{found[0]}: sha256 does not match pyodide-lock.json")
-        shutil.copy(found[0], full)
-
-
-def mirror_panel_bokeh(m: Path, work: Path, cache: Path, wheels: list[str]) -> None:
-    """Panel's and Bokeh's CDN files from the installed packages; Panel's CDN wheels are slimmed
-    sources (what its build_pyodide_wheels.py publishes); the other wheels as PyPI has them."""
-    import bokeh
-    import panel
-    pv = panel.__version__
-    shutil.copytree(Path(panel.__file__).parent / "dist", m / "panel" / pv / "dist",
-                    ignore=shutil.ignore_patterns("wheels", "*.map", "lib", "dts"))
-    (m / "bokeh" / "release").mkdir(parents=True)
-    for f in (Path(bokeh.__file__).parent / "server" / "static" / "js").glob("*.min.js"):
-        shutil.copy(f, m / "bokeh" / "release" / f.name.replace(".min.js", f"-{bokeh.__version__}.min.js"))
-    places = {"panel": m / "panel" / pv / "dist" / "wheels", "bokeh": m / "panel" / "wheels"}
-    for folder in (*places.values(), m / "pypi"):
-        folder.mkdir(parents=True, exist_ok=True)
-    for filename in wheels:
-        name = filename.split("-")[0]
-        whl = cache / "downloads" / filename
-        if name in places:
-            unpack_slim(whl, work / f"slim-{name}", name)
-            pack_wheel(work / f"slim-{name}", places[name] / filename)
-        else:
-            shutil.copy(whl, m / "pypi" / filename)
-
-
-def copy_app_archive(ours: Path, site: Path) -> None:
-    """The app + model as Panel's data archive: our app archive without its bytecode."""
-    (ours_app,) = (ours / "assets").glob("app.*.zip")
-    with zipfile.ZipFile(ours_app) as zin, zipfile.ZipFile(site / "app.zip", "w", zipfile.ZIP_DEFLATED) as zout:
-        for n in zin.namelist():
-            if "__pycache__" not in n:
-                zout.writestr(n, zin.read(n))
-
-
-def to_mirror(text: str, version: str) -> str:
-    """Point the CDN URLs at the mirror (relative: the page and the worker resolve them)."""
-    rewrites = {
-        f"https://cdn.jsdelivr.net/pyodide/v{version}/full/": f"./mirror/pyodide/v{version}/full/",
-        "https://cdn.holoviz.org/panel/": "./mirror/panel/",
-        "https://cdn.bokeh.org/bokeh/release/": "./mirror/bokeh/release/",
-    }
-    for a, b in rewrites.items():
-        text = text.replace(a, b)
-    return text
-
-
-def baseline_worker(worker: str, wheels: list[str], panel_version: str) -> str:
-    """The same wheels as the static site, by URL, with deps=False (PyPI resolution is impossible
-    here), the app archive, and Panel's stylesheets from the mirror."""
-    by_name = {f.split("-")[0]: f for f in wheels}
-    specs = ([f"./mirror/panel/wheels/{by_name['bokeh']}",
-              f"./mirror/panel/{panel_version}/dist/wheels/{by_name['panel']}"]
-             + [f"./mirror/pypi/{f}" for n, f in by_name.items() if n not in ("panel", "bokeh")] + list(COMPILED))
-    worker, n = re.subn(r"await micropip\.install\(\[.*?\]\);",
-                        "await micropip.install(" + repr(specs) + ", deps=False);", worker, flags=re.S)
-    assert n == 1, "panel convert's worker template changed: update tests/bench_load.py"
-    worker = worker.replace("const data_archives = [];", "const data_archives = ['./app.zip'];")
-    marker = "const [docs_json, render_items, root_ids] = await self.pyodide.runPythonAsync(`"
-    assert marker in worker, "panel convert's worker template changed: update tests/bench_load.py"
-    return worker.replace(marker, marker + "\nimport os\nos.environ['PANEL_CDN_ROOT'] = "
-                          "'${new URL('./mirror/panel/', self.location.href).href}'\n")
-
-
-def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
-    """panel convert output + a local mirror of the CDN files it names."""
-    import panel
-    from panel.io.convert import PYODIDE_VERSION
-
-    version = PYODIDE_VERSION.lstrip("v")
-    wheels = list(json.loads(build.LOCK_PATH.read_text())["wheels"])
-    site = panel_convert(work)
-    mirror_pyodide(site / "mirror" / "pyodide" / f"v{version}" / "full", cache, version)
-    mirror_panel_bokeh(site / "mirror", work, cache, wheels)
-    copy_app_archive(ours, site)
-    worker = baseline_worker(to_mirror((site / "explorable.js").read_text(), version), wheels, panel.__version__)
-    (site / "explorable.js").write_text(worker)
-    # Mark the live render for the probe (Panel removes body.pn-loading when it embeds the live doc).
-    html = to_mirror((site / "explorable.html").read_text(), version).replace(
-        "</body>", "<script>new MutationObserver((_, o) => { const b = document.body; "
-        "if (!b.classList.contains('pn-loading')) { b.dataset.baseline = 'rendered'; o.disconnect(); } })"
-        ".observe(document.body, {attributes: true});</script></body>")
-    (site / "index.html").write_text(html)
-    for p in list(site.rglob("*")):
-        if p.is_file() and p.suffix in (".js", ".css", ".json", ".wasm", ".html") and p.stat().st_size > 1024:
-            p.with_name(p.name + ".gz").write_bytes(gzip.compress(p.read_bytes(), 9, mtime=0))
-    return site
-
-
-# ------------------------------------------------------------------ measuring
-
-def visit(context, url: str, log: list, timeout_ms: int = 120000) -> dict:
-    log.clear()
+def throttled_page(context, throttle: float):
+    """A new page whose main thread runs `throttle` times slower (DevTools protocol)."""
     page = context.new_page()
+    if throttle != 1:
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+    return page
+
+
+def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
+    """Load url in a new page of context; the times (ms from navigation start), marks and bytes."""
+    log.clear()
+    page = throttled_page(context, throttle)
     external = []
-    page.on("request", lambda r: external.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
-    t = time.time()
+    page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+            else external.append(r.url))
     page.goto(url)
-    page.wait_for_function("window.__probe && window.__probe.ready !== undefined", timeout=timeout_ms, polling=50)
-    probe = page.evaluate("window.__probe")
-    probe["mark"] = page.evaluate("(performance.getEntriesByName('kv-first-paint')[0] || {}).startTime")
-    wall = time.time() - t
+    page.wait_for_function("window.__probe && (window.__probe.ready !== undefined || window.__probe.error)",
+                           timeout=TIMEOUT_MS, polling=50)
+    out = {**page.evaluate("window.__probe"), "marks": page.evaluate(MARKS_JS), "external": external}
+    if "error" in out:
+        raise RuntimeError(f"{url}: the page failed: {out['error']}")
+    if step:
+        out["step"] = page.evaluate((FILES / "first_step.js").read_text(encoding="utf-8"), STEP_LABEL)
+    out["speed_ms"] = page.evaluate(SPEED_JS)        # the main thread's measured speed, throttled
     page.wait_for_timeout(300)
-    sent = {k: 0 for k in KINDS}
-    for path, status, n in list(log):
-        sent[kind_of(path)] += n
+    out["bytes"] = {k: 0 for k in KINDS}
+    for path, _status, n in list(log):
+        out["bytes"][kind_of(path)] += n
     page.close()
-    return {"fp": probe.get("fp"), "fp_mark": probe.get("mark"), "ready": probe["ready"], "wall": wall, "bytes": sent, "external": external}
+    return out
 
 
-def run(rounds: int, cache: Path, keep: bool) -> dict:
-    work = Path(tempfile.mkdtemp(prefix="kv-bench-"))
+def visit_both(browser, url: str, log: list, throttle: float, step: bool) -> tuple[dict, dict]:
+    """A cold visit (empty cache, then the first step) and a warm one in the same context."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.add_init_script(path=str(FILES / "probe.js"))
+    try:
+        return visit(context, url, log, throttle, step), visit(context, url, log, throttle, False)
+    finally:
+        context.close()
+
+
+# ------------------------------------------------------------------ the run
+
+def make_sites(work: Path, cache: Path, sites) -> tuple[dict, float]:
+    """Build what `sites` names; ({name: (folder, page)}, seconds the site's build took)."""
     t = time.time()
     ours = build.build(work / "dist", cache, pyodide_wheels=[str(compiled_wheels_dir())])
     build_s = time.time() - t
-    baseline = make_baseline(work, cache, ours)
-    log: list = []
-    results = {"ours": {"cold": [], "warm": []}, "baseline": {"cold": [], "warm": []}}
-    servers = {
-        "ours": build.serve_in_thread(ours, 0, on_response=lambda *a: log.append(a)),
-        "baseline": build.serve_in_thread(baseline, 0, on_response=lambda *a: log.append(a),
-                                          immutable=("mirror/",)),
-    }
-    external = []
-    try:
-        with chromium() as browser:
-            # warm the browser process up (the first page of a fresh browser is slower for anyone)
-            context = browser.new_context()
-            context.add_init_script(PROBE)
-            visit(context, servers["ours"].url + "index.html", [])
-            context.close()
-            for r in range(rounds):
-                for name, page in (("ours", "index.html"), ("baseline", "index.html")):
-                    server = servers[name]
-                    context = browser.new_context(viewport={"width": 1280, "height": 800})
-                    context.add_init_script(PROBE)
+    made = {"site": (ours, "index.html"), "bare": (ours, make_bare(ours))}
+    if "convert" in sites:
+        made["convert"] = (make_baseline(work, cache, ours), "index.html")
+    return {name: made[name] for name in sites}, build_s
 
-                    cold = visit(context, server.url + page, log)
-                    warm = visit(context, server.url + page, log)
-                    context.close()
-                    external += cold["external"] + warm["external"]
-                    results[name]["cold"].append(cold)
-                    results[name]["warm"].append(warm)
-                    print(f"round {r + 1} {name:8s} cold fp {cold['fp']:.0f} ms ready {cold['ready']:.0f} ms "
-                          f"{sum(cold['bytes'].values()) / 1e6:.1f} MB | warm fp {warm['fp']:.0f} ms "
-                          f"ready {warm['ready']:.0f} ms {sum(warm['bytes'].values()) / 1e6:.2f} MB", flush=True)
-    finally:
-        for s in servers.values():
-            s.shutdown()
-            s.server_close()
-        if not keep:
-            shutil.rmtree(work, ignore_errors=True)
-    results["build_s"] = build_s
-    results["external"] = sorted(set(external))
-    results["work"] = str(work)
-    return results
 
+def serve_sites(made: dict, log: list) -> dict:
+    servers = {}
+    for name, (folder, page) in made.items():
+        immutable = ("mirror/",) if name == "convert" else IMMUTABLE
+        server = build.serve_in_thread(folder, 0, on_response=lambda *a: log.append(a), immutable=immutable)
+        servers[name] = (server, server.url + page)
+    return servers
+
+
+def one_line(name: str, throttle: float, r: int, cold: dict, warm: dict) -> str:
+    step = cold.get("step", {}).get("changed")
+    return (f"round {r + 1} {throttle:g}x {name:8s} cold fp {cold.get('fp') or 0:.0f} ms ready {cold['ready']:.0f} ms"
+            + (f" step {step:.0f} ms" if step is not None else "")
+            + f" {sum(cold['bytes'].values()) / 1e6:.2f} MB | warm ready {warm['ready']:.0f} ms "
+            f"{sum(warm['bytes'].values()) / 1e6:.3f} MB | main thread {cold['speed_ms']:.0f} ms")
+
+
+def measure(servers: dict, log: list, rounds: int, throttles) -> dict:
+    """Every round, throttle and site, interleaved (load on the machine spreads over all); `log`
+    receives every response the servers send."""
+    res = {t: {name: {"cold": [], "warm": []} for name in servers} for t in throttles}
+    with chromium() as browser:
+        warmup = browser.new_context()     # the first page of a fresh browser is slower for anyone
+        warmup.add_init_script(path=str(FILES / "probe.js"))
+        visit(warmup, servers["site"][1] if "site" in servers else next(iter(servers.values()))[1], [], 1, False)
+        warmup.close()
+        for r in range(rounds):
+            for throttle in throttles:
+                for name, (_, url) in servers.items():
+                    cold, warm = visit_both(browser, url, log, throttle, step=name != "bare")
+                    res[throttle][name]["cold"].append(cold)
+                    res[throttle][name]["warm"].append(warm)
+                    print(one_line(name, throttle, r, cold, warm), flush=True)
+    return res
+
+
+def model_bench() -> str:
+    """This machine's speed: `python -m model.bench`, its position 64 row."""
+    out = subprocess.run([sys.executable, "-m", "model.bench"], cwd=ROOT, capture_output=True, text=True).stdout
+    row = next((ln for ln in out.splitlines() if ln.strip().startswith("64 ")), "").split()
+    return (f"model.bench, t = 64: with cache {row[3]} ms, without {row[5]} ms" if len(row) > 5
+            else "model.bench did not run")
+
+
+def loadavg() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+# ------------------------------------------------------------------ the report
 
 def med(values):
     values = [v for v in values if v is not None]
-    return statistics.median(values) if values else float("nan")
+    return statistics.median(values) if values else None
 
 
-def table(res: dict, rounds: int) -> str:
-    rows = []
+def cold_median(res: dict, key) -> float | None:
+    """Median over the cold visits of key(visit) (None where a visit has no such value)."""
+    return med([key(v) for v in res["cold"]])
 
-    def line(label, f):
-        rows.append(f"| {label} | {f('ours')} | {f('baseline')} |")
 
-    rows.append("| measure (median of %d) | static site (build.py) | panel convert baseline |" % rounds)
-    rows.append("|---|---:|---:|")
-    line("cold: first paint", lambda n: f"{med([x['fp'] for x in res[n]['cold']]) / 1000:.2f} s")
-    line("cold: interactive", lambda n: f"{med([x['ready'] for x in res[n]['cold']]) / 1000:.2f} s")
-    line("warm: first paint", lambda n: f"{med([x['fp'] for x in res[n]['warm']]) / 1000:.2f} s")
-    line("warm: interactive", lambda n: f"{med([x['ready'] for x in res[n]['warm']]) / 1000:.2f} s")
-    for k in KINDS:
-        line(f"cold bytes: {k}", lambda n, k=k: f"{med([x['bytes'][k] for x in res[n]['cold']]) / 1e6:.2f} MB")
-    line("cold bytes: total", lambda n: f"{med([sum(x['bytes'].values()) for x in res[n]['cold']]) / 1e6:.2f} MB")
-    line("warm bytes: total", lambda n: f"{med([sum(x['bytes'].values()) for x in res[n]['warm']]) / 1e6:.3f} MB")
+def fmt_s(ms) -> str:
+    return "—" if ms is None else f"{ms / 1000:.2f} s"
+
+
+def fmt_ms(ms) -> str:
+    return "—" if ms is None else f"{ms:.0f} ms"
+
+
+def times_table(res: dict, throttles, rounds: int) -> str:
+    cols = [(t, name) for t in throttles for name in res[t]]
+    rows = [f"| median of {rounds} | " + " | ".join(f"{LABELS[n]} {t:g}x" for t, n in cols) + " |",
+            "|---|" + "---:|" * len(cols)]
+    measures = [
+        ("cold: first paint", lambda r: fmt_s(cold_median(r, lambda v: v.get("fp")))),
+        ("cold: interactive", lambda r: fmt_s(cold_median(r, lambda v: v["ready"]))),
+        ("first step after interactive", lambda r: fmt_ms(cold_median(r, lambda v: v.get("step", {}).get("changed")))),
+        ("warm: first paint", lambda r: fmt_s(med([v.get("fp") for v in r["warm"]]))),
+        ("warm: interactive", lambda r: fmt_s(med([v["ready"] for v in r["warm"]]))),
+        *[(f"cold bytes: {k}", lambda r, k=k: f"{cold_median(r, lambda v: v['bytes'][k]) / 1e6:.2f} MB") for k in KINDS],
+        ("cold bytes: total", lambda r: f"{cold_median(r, lambda v: sum(v['bytes'].values())) / 1e6:.2f} MB"),
+        ("warm bytes: total", lambda r: f"{med([sum(v['bytes'].values()) for v in r['warm']]) / 1e6:.3f} MB"),
+        ("main thread, a fixed loop", lambda r: fmt_ms(cold_median(r, lambda v: v["speed_ms"]))),
+    ]
+    for label, f in measures:
+        rows.append(f"| {label} | " + " | ".join(f(res[t][n]) for t, n in cols) + " |")
     return "\n".join(rows)
+
+
+def breakdown(res: dict, throttles) -> str:
+    """Where the time goes, from the marks: each segment's median (ms), by site and throttle."""
+    cols = [(t, n) for t in throttles for n in ("site", "bare") if n in res[t]]
+    out = ["| where the time goes (cold, median ms) | " + " | ".join(f"{LABELS[n]} {t:g}x" for t, n in cols) + " |",
+           "|---|" + "---:|" * len(cols)]
+    for end, label in SEGMENTS + MAIN_THREAD:
+        cells = [segment(res[t][n], end) for t, n in cols]
+        if any(c is not None for c in cells):
+            kind = "at" if (end, label) in MAIN_THREAD else "+"
+            out.append(f"| {label} ({end}) | " + " | ".join("—" if c is None else f"{kind} {c:.0f}" for c in cells)
+                       + " |")
+    return "\n".join(out)
+
+
+def segment(res: dict, end: str) -> float | None:
+    """Median time from the previous mark present (or navigation start) to `end`; a main-thread
+    mark: its time from navigation start."""
+    if end in dict(MAIN_THREAD):
+        return cold_median(res, lambda v: v["marks"].get(end))
+    order = [name for name, _ in SEGMENTS]
+
+    def one(v):
+        marks = v["marks"]
+        if end not in marks:
+            return None
+        before = [marks[m] for m in order[:order.index(end)] if m in marks]
+        return marks[end] - (before[-1] if before else 0)
+    return cold_median(res, one)
+
+
+def ratio(a, b) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def goals(res: dict, throttles) -> list[str]:
+    """Each goal of issue 12 with the measured value, met or missed."""
+    def ready(t, n):
+        return cold_median(res[t][n], lambda v: v["ready"]) if n in res[t] else None
+
+    def line(text, value, ok):
+        return f"- {text}: {value} — {'met' if ok else 'MISSED'}"
+    out = []
+    for t in throttles:
+        site = res[t].get("site")
+        if site is None:
+            continue
+        if t >= 4:
+            fp = cold_median(site, lambda v: v.get("fp"))
+            out.append(line(f"first paint at {t:g}x under 1.5 s", fmt_s(fp), fp is not None and fp < 1500))
+        bare, conv = ratio(ready(t, "site"), ready(t, "bare")), ratio(ready(t, "convert"), ready(t, "site"))
+        if bare is not None:
+            out.append(line(f"interactive at {t:g}x at most 2x the bare Pyodide+NumPy boot", f"{bare:.2f}x", bare <= 2))
+        if conv is not None:
+            out.append(line(f"interactive at {t:g}x at least 3x faster than panel convert", f"{conv:.2f}x", conv >= 3))
+        step, limit = cold_median(site, lambda v: v.get("step", {}).get("changed")), 100 if t == 1 else 300
+        out.append(line(f"first step after interactive at {t:g}x under {limit} ms", fmt_ms(step),
+                        step is not None and step < limit))
+    site = next((res[t]["site"] for t in throttles if "site" in res[t]), None)
+    if site is not None:
+        cold = cold_median(site, lambda v: sum(v["bytes"].values()))
+        warm = med([sum(v["bytes"].values()) for v in site["warm"]])
+        out.append(line("cold bytes at most 10 MB compressed", f"{cold / 1e6:.2f} MB", cold <= 10e6))
+        out.append(line("warm bytes 0", f"{warm / 1e6:.3f} MB", warm == 0))
+    return out
+
+
+def report(res: dict, args, machine: dict) -> str:
+    throttles = args.throttle
+    parts = [f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
+             f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s", "",
+             times_table(res, throttles, args.rounds), "", breakdown(res, throttles), "", "Goals (issue 12):",
+             *goals(res, throttles), ""]
+    external = sorted({u for t in throttles for s in res[t].values() for v in s["cold"] + s["warm"]
+                       for u in v["external"]})
+    parts.append("Requests to other origins: " + ", ".join(external) if external
+                 else "No request left 127.0.0.1 on any site.")
+    return "\n".join(parts)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--throttle", type=float, nargs="+", default=[1, 4], help="CPU throttle rates (default: 1 4)")
+    ap.add_argument("--sites", nargs="+", choices=SITES, default=list(SITES))
     ap.add_argument("--cache", type=Path, default=build.DEFAULT_CACHE)
     ap.add_argument("--json", type=Path, help="also write the raw results here")
     ap.add_argument("--keep", action="store_true", help="keep the built sites (path printed)")
@@ -321,32 +313,28 @@ def main(argv=None) -> int:
     if compiled_wheels_dir() is None:
         print("the compiled Pyodide wheels are not available (see tests/site_fixtures.py)", file=sys.stderr)
         return 2
-    with open("/proc/loadavg") as f:
-        load_before = f.read().split()[:3]
-    res = run(args.rounds, args.cache, args.keep)
-    with open("/proc/loadavg") as f:
-        load_after = f.read().split()[:3]
+    machine = {"bench": model_bench(), "load": [loadavg()]}
+    work = Path(tempfile.mkdtemp(prefix="kv-bench-"))
+    try:
+        made, machine["build_s"] = make_sites(work, args.cache, args.sites)
+        log: list = []
+        servers = serve_sites(made, log)
+        try:
+            res = measure(servers, log, args.rounds, args.throttle)
+        finally:
+            for server, _ in servers.values():
+                server.shutdown()
+                server.server_close()
+    finally:
+        if args.keep:
+            print("sites kept in", work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    machine["load"].append(loadavg())
     print()
-    print(table(res, args.rounds))
-    print()
-    cold_ratio = med([x['ready'] for x in res['baseline']['cold']]) / med([x['ready'] for x in res['ours']['cold']])
-    print(f"cold interactive: static site is {cold_ratio:.1f}x faster than the panel convert baseline.")
-    print(f"build of the static site (warm cache): {res['build_s']:.1f} s. Load average before/after: "
-          f"{' '.join(load_before)} / {' '.join(load_after)} (2 cores).")
-    print("Baseline: `panel convert --to pyodide-worker` output; CDN URLs rewritten to a local mirror of the same "
-          "files (gzip, immutable caching); same wheels as the site, installed by micropip with deps=False; "
-          "app + model as Panel's data archive. Times from navigation start; first paint = BokehJS has "
-          "rendered a document; interactive = live document linked. Bytes = what the server sent.")
-    if res["external"]:
-        print("Requests to other origins (they fail here: no network):")
-        for u in res["external"]:
-            print("  ", u)
-    else:
-        print("No request left 127.0.0.1 on either site.")
-    if args.keep:
-        print("sites kept in", res["work"])
+    print(report(res, args, machine))
     if args.json:
-        args.json.write_text(json.dumps(res, indent=1))
+        args.json.write_text(json.dumps({"machine": machine, "results": {str(t): r for t, r in res.items()}}, indent=1))
     return 0
 
 
