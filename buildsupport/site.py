@@ -28,7 +28,7 @@ class Site:
     panel_version: str
     files: dict[str, bytes | Path] = field(default_factory=dict)
     config: dict = field(default_factory=dict)
-    scripts: list[str] = field(default_factory=list)
+    preloads: list[str] = field(default_factory=list)
     inline_snapshot: str = ""
 
     def add(self, rel: str, data: bytes | Path) -> str:
@@ -85,12 +85,15 @@ def page_script_file(site: Site, url: str) -> Path:
 
 
 def add_page_scripts(site: Site, pre: dict) -> None:
-    """BokehJS and Panel's JavaScript, as the page's deferred <script> tags."""
+    """BokehJS and Panel's JavaScript: preloaded by index.html (they download at once), run by
+    static/loader.js in this order once the snapshot has painted (config "scripts")."""
+    site.config["scripts"] = []
     for url in pre["js"]:
         if not any(name in url for name in UNNEEDED_SCRIPTS):
             src = page_script_file(site, url)
             url = site.add_hashed("assets/js", src.name, src.read_bytes())
-            site.scripts.append(f'<script defer src="{url}"></script>')
+            site.config["scripts"].append(url)
+            site.preloads.append(f'<link rel="preload" as="script" href="{url}">')
     unexpected = [url for url in pre["css"] if not url.startswith(site.panel_sentinel)]
     if unexpected:
         raise BuildError(f"unexpected page stylesheets {unexpected}: add a rule for them in buildsupport/site.py")
@@ -195,7 +198,7 @@ def add_pages(site: Site) -> None:
     site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/")
     fills = {"{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
              "{{LOADER}}": add_static(site, "loader.js"), "{{CSS}}": add_static(site, "style.css"),
-             "{{ICON}}": add_static(site, "favicon.svg"), "{{PAGE_SCRIPTS}}": "\n".join(site.scripts),
+             "{{ICON}}": add_static(site, "favicon.svg"), "{{PAGE_SCRIPTS}}": "\n".join(site.preloads),
              "{{SNAPSHOT}}": site.inline_snapshot, "{{SNAPSHOT_LANG}}": site.config["defaultLang"]}
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     for marker, value in fills.items():

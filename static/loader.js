@@ -272,8 +272,57 @@
     return roots;
   }
 
-  // The worker starts before the page is parsed; the live document needs the page and BokehJS
-  // (deferred scripts run before DOMContentLoaded).
+  /* ---------------- BokehJS, after the first paint ---------------- */
+
+  // BokehJS and Panel's scripts (2.4 MB of JavaScript) are needed only to render the live document.
+  // index.html preloads them (they download at once) but does not run them: parsed and run as
+  // deferred scripts they held the snapshot's first paint back (1.7 s at a 4x CPU throttle,
+  // tests/bench_load.py). They run, in order, once the snapshot has painted, while the worker is
+  // still booting; or when the live document arrives, whichever comes first.
+  const scriptsRun = new Set();
+  let bokehJS = null;
+
+  function runScript(url) {
+    return new Promise((resolve, reject) => {
+      const el = document.createElement("script");
+      el.src = abs(url);
+      el.onload = resolve;
+      el.onerror = () => reject(Object.assign(new Error(`${url}: could not load script`), { url }));
+      document.head.appendChild(el);
+    });
+  }
+
+  async function runPageScripts() {
+    for (const url of cfg.scripts || []) {
+      if (!scriptsRun.has(url)) {
+        await runScript(url);
+        scriptsRun.add(url);
+      }
+    }
+    performance.mark("kv-bokeh-ready");
+  }
+
+  function startBokehJS() {
+    if (!bokehJS) {
+      bokehJS = runPageScripts();
+      bokehJS.catch((e) => {
+        bokehJS = null;                      // a retry runs the scripts that did not load
+        showError({ where: e.url, message: e.message, failures: [{ url: e.url, reason: "could not load script" }] });
+      });
+    }
+    return bokehJS;
+  }
+
+  // After the next paint (a task queued from an animation frame runs once the frame is drawn);
+  // a page that never paints (a hidden frame) starts them all the same, a little later.
+  function afterPaint(fn) {
+    let done = false;
+    const once = () => { if (!done) { done = true; fn(); } };
+    requestAnimationFrame(() => setTimeout(once, 0));
+    setTimeout(once, 1000);
+  }
+
+  // The worker starts before the page is parsed; the live document needs the page and BokehJS.
   const domParsed = new Promise((resolve) => {
     if (document.readyState !== "loading") resolve();
     else document.addEventListener("DOMContentLoaded", resolve, { once: true });
@@ -282,6 +331,11 @@
   async function renderLive(msg) {
     performance.mark("kv-render-start");
     await domParsed;
+    try {
+      await startBokehJS();
+    } catch (e) {
+      return;                                // startBokehJS has shown the error
+    }
     const docs_json = JSON.parse(msg.docs_json);
     const render_items = JSON.parse(msg.render_items);
     const root_ids = JSON.parse(msg.root_ids);
@@ -421,11 +475,8 @@
     $("kv-note").textContent = TEXT.snapshot;
     if (!failed) setStage(stage);
     reportHeight();
-    if (typeof Bokeh === "undefined") {
-      showError({ where: "BokehJS", message: "BokehJS did not load", failures: [] });
-      return;
-    }
     performance.mark("kv-dom-ready");
     renderSnapshot();
+    afterPaint(startBokehJS);
   });
 })();

@@ -3,6 +3,7 @@ page's main thread at full speed and throttled (a phone).
 
     python -m tests.bench_load --rounds 5                 # throttle 1x and 4x, Markdown tables
     python -m tests.bench_load --rounds 3 --throttle 4 --sites site bare --json out.json
+    python -m tests.bench_load --compare /tmp/before-dist    # also an earlier build, interleaved
 
 Not a test: it prints numbers. In one run:
   1. builds the self-contained site afresh (build.build into a temporary folder), the bare page
@@ -42,7 +43,7 @@ from tests.browser import chromium  # noqa: E402
 from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
 
 SITES = ("site", "bare", "convert")
-LABELS = {"site": "static site", "bare": "bare Pyodide+NumPy", "convert": "panel convert"}
+LABELS = {"site": "static site", "bare": "bare Pyodide+NumPy", "convert": "panel convert", "before": "before"}
 KINDS = ("runtime", "packages", "js/css", "app", "page")
 STEP_LABEL = "Avanzar"           # the step button of the default language (es)
 TIMEOUT_MS = 300_000
@@ -122,15 +123,19 @@ def visit_both(browser, url: str, log: list, throttle: float, step: bool) -> tup
 
 # ------------------------------------------------------------------ the run
 
-def make_sites(work: Path, cache: Path, sites) -> tuple[dict, float]:
-    """Build what `sites` names; ({name: (folder, page)}, seconds the site's build took)."""
+def make_sites(work: Path, cache: Path, sites, compare: Path | None) -> tuple[dict, float]:
+    """Build what `sites` names; ({name: (folder, page)}, seconds the site's build took). With
+    `compare` (an earlier build's dist/, copied), that site too, as "before"."""
     t = time.time()
     ours = build.build(work / "dist", cache, pyodide_wheels=[str(compiled_wheels_dir())])
     build_s = time.time() - t
     made = {"site": (ours, "index.html"), "bare": (ours, make_bare(ours))}
     if "convert" in sites:
         made["convert"] = (make_baseline(work, cache, ours), "index.html")
-    return {name: made[name] for name in sites}, build_s
+    chosen = {name: made[name] for name in sites}
+    if compare is not None:
+        chosen["before"] = (shutil.copytree(compare, work / "before"), "index.html")
+    return chosen, build_s
 
 
 def serve_sites(made: dict, log: list) -> dict:
@@ -162,7 +167,7 @@ def measure(servers: dict, log: list, rounds: int, throttles) -> dict:
         for r in range(rounds):
             for throttle in throttles:
                 for name, (_, url) in servers.items():
-                    cold, warm = visit_both(browser, url, log, throttle, step=name != "bare")
+                    cold, warm = visit_both(browser, url, log, throttle, step=name in ("site", "before", "convert"))
                     res[throttle][name]["cold"].append(cold)
                     res[throttle][name]["warm"].append(warm)
                     print(one_line(name, throttle, r, cold, warm), flush=True)
@@ -224,7 +229,7 @@ def times_table(res: dict, throttles, rounds: int) -> str:
 
 def breakdown(res: dict, throttles) -> str:
     """Where the time goes, from the marks: each segment's median (ms), by site and throttle."""
-    cols = [(t, n) for t in throttles for n in ("site", "bare") if n in res[t]]
+    cols = [(t, n) for t in throttles for n in ("site", "before", "bare") if n in res[t]]
     out = ["| where the time goes (cold, median ms) | " + " | ".join(f"{LABELS[n]} {t:g}x" for t, n in cols) + " |",
            "|---|" + "---:|" * len(cols)]
     for end, label in SEGMENTS + MAIN_THREAD:
@@ -256,8 +261,8 @@ def ratio(a, b) -> float | None:
     return a / b if a is not None and b else None
 
 
-def goals(res: dict, throttles) -> list[str]:
-    """Each goal of issue 12 with the measured value, met or missed."""
+def goals(res: dict, throttles, name: str = "site") -> list[str]:
+    """Each goal of issue 12 with the measured value for site `name`, met or missed."""
     def ready(t, n):
         return cold_median(res[t][n], lambda v: v["ready"]) if n in res[t] else None
 
@@ -265,13 +270,13 @@ def goals(res: dict, throttles) -> list[str]:
         return f"- {text}: {value} — {'met' if ok else 'MISSED'}"
     out = []
     for t in throttles:
-        site = res[t].get("site")
+        site = res[t].get(name)
         if site is None:
             continue
         if t >= 4:
             fp = cold_median(site, lambda v: v.get("fp"))
             out.append(line(f"first paint at {t:g}x under 1.5 s", fmt_s(fp), fp is not None and fp < 1500))
-        bare, conv = ratio(ready(t, "site"), ready(t, "bare")), ratio(ready(t, "convert"), ready(t, "site"))
+        bare, conv = ratio(ready(t, name), ready(t, "bare")), ratio(ready(t, "convert"), ready(t, name))
         if bare is not None:
             out.append(line(f"interactive at {t:g}x at most 2x the bare Pyodide+NumPy boot", f"{bare:.2f}x", bare <= 2))
         if conv is not None:
@@ -279,7 +284,7 @@ def goals(res: dict, throttles) -> list[str]:
         step, limit = cold_median(site, lambda v: v.get("step", {}).get("changed")), 100 if t == 1 else 300
         out.append(line(f"first step after interactive at {t:g}x under {limit} ms", fmt_ms(step),
                         step is not None and step < limit))
-    site = next((res[t]["site"] for t in throttles if "site" in res[t]), None)
+    site = next((res[t][name] for t in throttles if name in res[t]), None)
     if site is not None:
         cold = cold_median(site, lambda v: sum(v["bytes"].values()))
         warm = med([sum(v["bytes"].values()) for v in site["warm"]])
@@ -292,8 +297,10 @@ def report(res: dict, args, machine: dict) -> str:
     throttles = args.throttle
     parts = [f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
              f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s", "",
-             times_table(res, throttles, args.rounds), "", breakdown(res, throttles), "", "Goals (issue 12):",
-             *goals(res, throttles), ""]
+             times_table(res, throttles, args.rounds), "", breakdown(res, throttles), ""]
+    for name in ("before", "site"):
+        if any(name in res[t] for t in throttles):
+            parts += [f"Goals (issue 12), {LABELS[name]}:", *goals(res, throttles, name), ""]
     external = sorted({u for t in throttles for s in res[t].values() for v in s["cold"] + s["warm"]
                        for u in v["external"]})
     parts.append("Requests to other origins: " + ", ".join(external) if external
@@ -309,6 +316,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=build.DEFAULT_CACHE)
     ap.add_argument("--json", type=Path, help="also write the raw results here")
     ap.add_argument("--keep", action="store_true", help="keep the built sites (path printed)")
+    ap.add_argument("--compare", type=Path, help="an earlier build's dist/, measured as \"before\"")
     args = ap.parse_args(argv)
     if compiled_wheels_dir() is None:
         print("the compiled Pyodide wheels are not available (see tests/site_fixtures.py)", file=sys.stderr)
@@ -316,7 +324,7 @@ def main(argv=None) -> int:
     machine = {"bench": model_bench(), "load": [loadavg()]}
     work = Path(tempfile.mkdtemp(prefix="kv-bench-"))
     try:
-        made, machine["build_s"] = make_sites(work, args.cache, args.sites)
+        made, machine["build_s"] = make_sites(work, args.cache, args.sites, args.compare)
         log: list = []
         servers = serve_sites(made, log)
         try:
