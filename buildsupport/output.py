@@ -14,7 +14,8 @@ from typing import Callable
 from .common import sha256_bytes, sha256_file, write_atomic
 from .site import Site
 
-COMPRESSIBLE = {".js", ".css", ".json", ".html", ".wasm", ".svg", ".map", ".txt", ".mjs"}
+# The wheels and zip archives are stored zips (buildsupport/zips.py): compressed whole, here.
+COMPRESSIBLE = {".js", ".css", ".json", ".html", ".wasm", ".svg", ".map", ".txt", ".mjs", ".whl", ".zip"}
 NOT_LISTED = ("_headers",)
 
 
@@ -28,7 +29,8 @@ def compressors(data: bytes) -> list[tuple[str, Callable[[], bytes]]]:
 
 
 def precompress(path: Path, derived: Path) -> None:
-    """Write path.gz (and path.zst) beside a text or wasm file where that saves 10%, cached by content."""
+    """Write path.gz (and path.zst) beside a text, wasm or archive file where that saves 10%, cached by
+    content."""
     if path.suffix not in COMPRESSIBLE or path.stat().st_size < 1024:
         return
     data = path.read_bytes()

@@ -59,14 +59,15 @@ def unpack_slim(whl: Path, dest: Path, name: str) -> None:
     extract(whl, dest, lambda fn: not (DROP_ALWAYS.search(fn) or (drop and drop.search(fn))))
 
 
-def pack_wheel(src: Path, out: Path) -> Path:
-    """Zip a wheel tree with an empty RECORD: Pyodide does not read it (saves ~50 KB per visit)."""
+def pack_wheel(src: Path, out: Path, deflate: bool = False) -> Path:
+    """Zip a wheel tree with an empty RECORD: Pyodide does not read it (saves ~50 KB per visit).
+    Stored, for the server to compress whole (buildsupport/zips.py), unless `deflate`."""
     record = next(src.glob("*.dist-info/RECORD"), None)
     if record is not None:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([record.relative_to(src).as_posix(), "", ""])
         record.write_text(buf.getvalue(), encoding="utf-8")
-    return write_zip(src, out)
+    return write_zip(src, out, deflate=deflate)
 
 
 def lazy_path(out: Path) -> Path:

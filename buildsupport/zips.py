@@ -1,7 +1,12 @@
 """The one zip writer of the build: wheels, the standard library, the lazy archives and the app.
 
 Deterministic (sorted names, one fixed timestamp, fixed permissions), so the same inputs give the
-same bytes, hence the same content-hashed names and a browser cache that survives rebuilds."""
+same bytes, hence the same content-hashed names and a browser cache that survives rebuilds.
+
+Stored (not deflated) by default: the server sends the whole archive compressed (the .zst and .gz
+copies buildsupport/output.py writes beside it), which is 15-40% smaller than deflating each file
+on its own (numpy's wheel 2.69 -> 1.92 MB, the standard library 2.04 -> 1.48 MB with zstd), and
+the browser decompresses it off the worker's thread."""
 from __future__ import annotations
 
 import os
@@ -12,15 +17,17 @@ from typing import Callable, Iterable
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 
 
-def write_zip(root: Path, out: Path, files: Iterable[Path] | None = None) -> Path:
-    """Zip `files` (default: every file under root) with names relative to root; atomic."""
+def write_zip(root: Path, out: Path, files: Iterable[Path] | None = None, deflate: bool = False) -> Path:
+    """Zip `files` (default: every file under root) with names relative to root, stored (or each
+    deflated); atomic."""
     chosen = sorted(p for p in (files if files is not None else root.rglob("*")) if p.is_file())
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(out.name + ".part")
-    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+    method = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+    with zipfile.ZipFile(part, "w", method, compresslevel=9 if deflate else None) as z:
         for p in chosen:
             info = zipfile.ZipInfo(p.relative_to(root).as_posix(), FIXED_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
+            info.compress_type = method
             info.external_attr = 0o644 << 16
             z.writestr(info, p.read_bytes())
     os.replace(part, out)

@@ -103,7 +103,7 @@ def mirror_panel_bokeh(m: Path, work: Path, cache: Path, wheels: list[str]) -> N
         whl = cache / "downloads" / filename
         if name in places:
             unpack_slim(whl, work / f"slim-{name}", name)
-            pack_wheel(work / f"slim-{name}", places[name] / filename)
+            pack_wheel(work / f"slim-{name}", places[name] / filename, deflate=True)
         else:
             shutil.copy(whl, m / "pypi" / filename)
 
