@@ -15,8 +15,8 @@ import math
 import numpy as np
 import panel as pn
 from bokeh.core.properties import value as bk_value
-from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper,
-                          LogColorMapper, Range1d, Span)
+from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Image, Legend, LegendItem, LinearColorMapper,
+                          LogColorMapper, Range1d, Rect, Scatter, Span, VBar)
 from bokeh.palettes import Blues9
 
 from model import cost
@@ -75,18 +75,17 @@ class CacheGrid(Part):
         self.marks = ColumnDataSource({"x": [], "y": []})
         self.future = ColumnDataSource({"x": [n + 1] * len(rows), "y": ys, "w": [0] * len(rows)})
         f = position_figure(n, 230, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
-        f.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.images,
-                color_mapper=LinearColorMapper(palette=CELL_PALETTE, low=-1, high=1, nan_color=(0, 0, 0, 0)))
+        f.add_glyph(self.images, Image(image="image", x="x", y="y", dw="dw", dh="dh", color_mapper=LinearColorMapper(
+            palette=CELL_PALETTE, low=-1, high=1, nan_color=(0, 0, 0, 0))))
         # not yet computed: one hatched band per row over the future columns (one pattern each, cheap
         # to draw; a hatch per cell made every redraw ~70 ms slower)
-        f.rect(x="x", y="y", width="w", height=FILL, source=self.future, fill_color="#eeeeee", line_color="#cccccc",
-               hatch_pattern="/", hatch_color="#8a8a8a", hatch_alpha=0.35, hatch_scale=6)
-        r = f.rect(x="x", y="y", width=0.92, height=FILL, source=self.cells, fill_alpha=0.0, line_color="line",
-                   line_width="width")
-        f.scatter(x="x", y="y", source=self.marks, marker="triangle", size=9, color=INK)
+        f.add_glyph(self.future, Rect(x="x", y="y", width="w", height=FILL, fill_color="#eeeeee", line_color="#cccccc",
+                                      hatch_pattern="/", hatch_color="#8a8a8a", hatch_alpha=0.35, hatch_scale=6))
+        r = f.add_glyph(self.cells, Rect(x="x", y="y", width=0.92, height=FILL, fill_alpha=0.0, line_color="line",
+                                         line_width="width"))
+        f.add_glyph(self.marks, Scatter(x="x", y="y", marker="triangle", size=9, fill_color=INK, line_color=INK))
         f.add_tools(HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values"))
         f.yaxis.ticker = FixedTicker(ticks=ys)
-        f.grid.visible = False
         return f
 
     def relabel(self):
@@ -197,13 +196,11 @@ class QueryReads(Part):
         self.heading, self.proof = html_pane(), html_pane()
         self.image = ColumnDataSource({"image": [np.full((len(self.rows), self.n), np.nan, dtype=np.float32)]})
         f = position_figure(self.n, 40 + 14 * len(self.rows), y_range=Range1d(0, len(self.rows)))
-        r = f.image(image="image", x=0.5, y=0, dw=self.n, dh=len(self.rows), source=self.image,
-                    color_mapper=LogColorMapper(palette=list(reversed(Blues9)), low=1e-3, high=1.0,
-                                                low_color="#ffffff", nan_color=(0, 0, 0, 0)))
+        r = f.add_glyph(self.image, Image(image="image", x=0.5, y=0, dw=self.n, dh=len(self.rows), color_mapper=LogColorMapper(
+            palette=list(reversed(Blues9)), low=1e-3, high=1.0, low_color="#ffffff", nan_color=(0, 0, 0, 0))))
         self.hover = HoverTool(renderers=[r], tooltips="")
         f.add_tools(self.hover)
         f.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(len(self.rows))])
-        f.grid.visible = False
         f.css_classes = ["kv-reads"]
         self.figure = f
         self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.proof,
@@ -281,10 +278,10 @@ class CostBars(Part):
         self.heading, self.note = html_pane(), html_pane()
         self.bars = ColumnDataSource({"pos": pos, "c": np.zeros(n), "tc": np.zeros(n), "c_text": [""] * n,
                                       "tc_text": [""] * n, "ratio": [f"{p}×" for p in pos]})
-        f = position_figure(n, 260, y_range=Range1d(0, self.scales.cached))
-        self.full = f.vbar(x="pos", top="tc", width=0.8, source=self.bars, fill_color=GREY, line_color=GREY,
-                           hatch_pattern="/", hatch_color="white", hatch_alpha=0.6, visible=False)
-        self.cached = f.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN, line_color="#00513b")
+        f = position_figure(n, 260, y_range=Range1d(0, self.scales.cached), grid="y")
+        self.full = f.add_glyph(self.bars, VBar(x="pos", top="tc", width=0.8, fill_color=GREY, line_color=GREY,
+                                                hatch_pattern="/", hatch_color="white", hatch_alpha=0.6), visible=False)
+        self.cached = f.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color="#00513b"))
         self.legend = [LegendItem(label="", renderers=[self.cached]), LegendItem(label="", renderers=[self.full])]
         self.legend_box = Legend(items=self.legend[:1], location="top_left", background_fill_alpha=0.85)
         f.add_layout(self.legend_box)
@@ -292,38 +289,46 @@ class CostBars(Part):
         f.add_tools(self.hover)
         self.now = Span(location=2, dimension="height", line_color=INK, line_dash="dashed", line_width=1)
         f.add_layout(self.now)
-        f.xgrid.visible = False
-        self.figure, self.strip = f, self.make_strip()
-        f.css_classes, self.strip.css_classes = ["kv-bars"], ["kv-bars-zoom"]     # for tests and styles
-        self.strip_pane = pn.pane.Bokeh(self.strip, sizing_mode="stretch_width", visible=False)
+        f.css_classes = ["kv-bars"]                                  # for tests and styles
+        self.figure, self.strip = f, None
+        # the strip is made when the ramp is first revealed (fewer models to build and render at start)
+        self.strip_pane = pn.Column(sizing_mode="stretch_width", margin=0, visible=False)
         self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_pane,
                                 self.note, sizing_mode="stretch_width", margin=0)
 
     def rebuild(self):
         """Another model: other costs, other scales."""
         self.scales = BarScales(self.ex)
-        self.strip.y_range.end = self.scales.cached
+        if self.strip is not None:
+            self.strip.y_range.end = self.scales.cached
         self.relabel()
 
     def make_strip(self):
-        """The green bars again, at their own scale, under the ramp."""
-        s = position_figure(self.n, 130, y_range=Range1d(0, self.scales.cached), visible=False)
-        bars = s.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN, line_color="#00513b")
+        """The green bars again, at their own scale, under the ramp, in the strip's pane."""
+        s = position_figure(self.n, 130, y_range=Range1d(0, self.scales.cached), grid="y")
+        bars = s.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color="#00513b"))
         self.strip_legend = LegendItem(label="", renderers=[bars])
         s.add_layout(Legend(items=[self.strip_legend], location="top_left", orientation="horizontal",
                             border_line_alpha=0, padding=2, margin=2), "above")
-        s.xgrid.visible = False
         s.xaxis.major_label_text_font_size = "0pt"
-        return s
+        s.css_classes = ["kv-bars-zoom"]
+        self.strip = s
+        self.relabel_strip()
+        self.strip_pane.objects = [pn.pane.Bokeh(s, sizing_mode="stretch_width")]
+
+    def relabel_strip(self):
+        values, labels = self.scales.ticks(self.scales.cached, self.lang)
+        self.strip.yaxis.ticker, self.strip.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        self.strip_legend.label = bk_value(self.t("bars_zoom", zoom=num(self.scales.zoom, self.lang)))
 
     def relabel(self):
         t, f, lang, ex = self.t, self.figure, self.lang, self.ex
         self.heading.object = f"<h2>{esc(t('bars_title'))}</h2>"
         f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("bars_y")
-        self.strip_legend.label = bk_value(t("bars_zoom", zoom=num(self.scales.zoom, lang)))
-        for fig in (f, self.strip):
-            values, labels = self.scales.ticks(self.scales.cached, lang)
-            fig.yaxis.ticker, fig.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        if self.strip is not None:
+            self.relabel_strip()
+        values, labels = self.scales.ticks(self.scales.cached, lang)
+        f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
         self.legend[0].label, self.legend[1].label = bk_value(t("bars_cached")), bk_value(t("bars_full"))
         self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache"), "@c_text"), (t("without_cache"), "@tc_text"),
                                ("×", "@ratio")]
@@ -360,8 +365,10 @@ class CostBars(Part):
         values, labels = self.scales.ticks(top, lang)
         f.y_range.end = top
         f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
-        self.full.visible = self.strip.visible = ramp
-        self.strip_pane.visible = ramp            # after the figure: the pane follows its visibility
+        if ramp and self.strip is None:
+            self.make_strip()
+        self.full.visible = ramp
+        self.strip_pane.visible = ramp
         self.legend_box.items = self.legend if ramp else self.legend[:1]
         cfg = self.ex.cfg
         growth = (self.ex.cost_cached[-1] / self.ex.cost_cached[0] - 1) * 100
@@ -370,32 +377,43 @@ class CostBars(Part):
 
 
 class ClockPlot(Part):
-    """The measured time of every step, both ways; hidden (no empty plot) until there is one."""
+    """The measured time of every step, both ways; hidden (no empty plot) until there is one, and
+    made then (fewer models to build and render at start)."""
 
     watches = ("revision", "clock")
 
     def build(self):
         self.heading = html_pane()
         self.points = ColumnDataSource({"pos": [], "cached_ms": [], "full_ms": []})
-        f = position_figure(self.n, 200)
-        full = f.scatter(x="pos", y="full_ms", source=self.points, marker="square", size=6, color=GREY)
-        cached = f.scatter(x="pos", y="cached_ms", source=self.points, marker="circle", size=6, color=GREEN)
+        self.figure = None
+        self.layout = pn.Column(self.heading, sizing_mode="stretch_width", margin=0, visible=False)
+
+    def make_figure(self):
+        f = position_figure(self.n, 200, grid="xy")
+        full = f.add_glyph(self.points, Scatter(x="pos", y="full_ms", marker="square", size=6, fill_color=GREY,
+                                                line_color=GREY))
+        cached = f.add_glyph(self.points, Scatter(x="pos", y="cached_ms", marker="circle", size=6, fill_color=GREEN,
+                                                  line_color=GREEN))
         self.legend = [LegendItem(label="", renderers=[cached]), LegendItem(label="", renderers=[full])]
         f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
         f.y_range.start = 0
         self.hover = HoverTool(renderers=[full, cached], tooltips="")
         f.add_tools(self.hover)
         self.figure = f
-        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width", margin=0, visible=False)
+        self.relabel_figure()
+        self.layout.append(pn.pane.Bokeh(f, sizing_mode="stretch_width"))
 
-    def relabel(self):
+    def relabel_figure(self):
         t, f = self.t, self.figure
-        self.heading.object = f"<h3>{esc(t('clock_plot_title'))}</h3>"
         f.yaxis.axis_label, f.xaxis.axis_label = t("clock_plot_y"), t("grid_x")
         self.legend[0].label, self.legend[1].label = bk_value(t("with_cache")), bk_value(t("without_cache"))
         self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
                                (t("without_cache") + " (ms)", "@full_ms{0.000}")]
+
+    def relabel(self):
+        self.heading.object = f"<h3>{esc(self.t('clock_plot_title'))}</h3>"
+        if self.figure is not None:
+            self.relabel_figure()
         self.drawn = []
         self.redraw()
 
@@ -412,5 +430,7 @@ class ClockPlot(Part):
             self.points.stream({"pos": new, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in new],
                                 "full_ms": [ex.measures[p].full_s * 1e3 for p in new]})
         self.drawn = pos
+        if pos and self.figure is None:
+            self.make_figure()
         if self.layout.visible != bool(pos):      # no empty plot: the figure itself too (a hidden pane
             self.layout.visible = self.figure.visible = bool(pos)   # alone still kept its height)

@@ -10,7 +10,6 @@ import numpy as np
 import panel as pn
 from bokeh.core.properties import value as bk_value
 from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, Range1d
-from bokeh.plotting import figure
 
 from model.timing import table_positions, window_ids
 
@@ -85,6 +84,7 @@ class LabSection(Section):
         self.table = self.html_pane()
         self.source = ColumnDataSource({"t": [], "cached_ms": [], "full_ms": []})
         n = self.view.n
+        from bokeh.plotting import figure     # with the section: not at the page's start-up
         f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, n + 2), toolbar_location=None,
                    tools="", min_border_left=10)
         full_line = f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")

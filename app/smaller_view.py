@@ -10,7 +10,6 @@ import asyncio
 
 import panel as pn
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool
-from bokeh.plotting import figure
 
 from . import checkpoints, smaller
 from .i18n import num, sci, size
@@ -39,6 +38,7 @@ class SmallerSection(Section):
 
     def make_chart(self):
         factors = [(str(h), f) for h in smaller.KV_HEADS for f in smaller.FORMATS]
+        from bokeh.plotting import figure     # with the section: not at the page's start-up
         f = figure(height=260, sizing_mode="stretch_width", x_range=FactorRange(*factors), toolbar_location=None,
                    tools="", min_border_left=60)
         bars = f.vbar(x="x", top="kib", width=0.8, source=self.source, fill_color=GREEN, line_color="#00513b")

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bokeh.models import FixedTicker, Range1d
+from bokeh.models import DataRange1d, FixedTicker, Grid, LinearAxis, Plot, Range1d
 from bokeh.palettes import PuOr11
-from bokeh.plotting import figure
 
 HERE = Path(__file__).resolve().parent
 
@@ -33,12 +32,22 @@ def ticks(n_ctx: int) -> list[int]:
 FRAME_LEFT = 76          # px left of every figure's frame: their position axes line up, column under column
 
 
-def position_figure(n_ctx: int, height: int, **kw):
-    """A figure over positions 1..n_ctx, with the page's plain look (no toolbar, no outline)."""
-    f = figure(height=height, sizing_mode="stretch_width", x_range=Range1d(0.5, n_ctx + 0.5),
-               toolbar_location=None, tools="", min_border_left=FRAME_LEFT, min_border_right=12, **kw)
-    f.xaxis.ticker = FixedTicker(ticks=ticks(n_ctx))
-    f.outline_line_color = None
+def position_figure(n_ctx: int, height: int, y_range=None, grid: str = "", **kw) -> Plot:
+    """A plot over positions 1..n_ctx, with the page's plain look (no toolbar, no outline, no title),
+    an axis below and one on the left, and the grid lines `grid` names ("x", "y", "xy").
+
+    Made of Bokeh's models, not bokeh.plotting's figure(): importing bokeh.plotting cost the page's
+    start-up about 0.2 s in Pyodide, and figure() adds a title and a second, faded copy of every
+    glyph that the page never shows. Glyphs go in with plot.add_glyph(source, glyph)."""
+    f = Plot(height=height, sizing_mode="stretch_width", x_range=Range1d(0.5, n_ctx + 0.5),
+             y_range=y_range if y_range is not None else DataRange1d(), toolbar_location=None, title=None,
+             min_border_left=FRAME_LEFT, min_border_right=12, outline_line_color=None, **kw)
+    xaxis, yaxis = LinearAxis(ticker=FixedTicker(ticks=ticks(n_ctx))), LinearAxis()
+    f.add_layout(xaxis, "below")
+    f.add_layout(yaxis, "left")
+    for dim, axis in enumerate((xaxis, yaxis)):
+        if "xy"[dim] in grid:
+            f.add_layout(Grid(dimension=dim, axis=axis), "center")
     return f
 
 

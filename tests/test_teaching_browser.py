@@ -100,6 +100,12 @@ def open_everything(page, lang):
     for title in SECTIONS[lang]:
         open_card(page, page.get_by_text(title).first.inner_text())
     page.get_by_role("textbox").last.wait_for()
+    # each card builds its section when it opens, one after the other: the challenge's code too
+    page.wait_for_function("""() => {
+      const walk = (root) => [...root.querySelectorAll('*')].some((el) =>
+        (el.tagName === 'TEXTAREA' && el.value.includes('def ')) || (el.shadowRoot && walk(el.shadowRoot)));
+      return walk(document);
+    }""", timeout=30000)
 
 
 def test_the_words_are_the_lessons(browser, app_url):
