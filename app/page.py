@@ -12,6 +12,7 @@ from __future__ import annotations
 import panel as pn
 
 from .a11y import A11y
+from .beyond import BatchSection, SpecSection
 from .figures import CacheGrid, ClockPlot, CostBars, QueryReads
 from .i18n import tr
 from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, PageState, Readouts,
@@ -34,7 +35,8 @@ class Explorable(pn.viewable.Viewer):
         self.advanced, self.table = AdvancedSettings(session, self.a11y), DataTable(session)
         self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
-        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self)]
+        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self),
+                         BatchSection(self), SpecSection(self)]
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
         self.layout = pn.Column(

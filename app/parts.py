@@ -152,14 +152,18 @@ class ErrorBox(Part):
             self.layout.visible = False
             self.layout.object = ""
             return
-        heading, explain = ("error_heading", "error_explain") if e.lesson else ("step_failed_heading",
-                                                                                "step_failed_explain")
-        self.layout.object = (
-            f"<div class='error' role='alert' data-testid='error' data-lesson='{str(e.lesson).lower()}'>"
-            f"<h2>{esc(self.t(heading, pos=e.position))}</h2>"
-            f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
-            f"<p>{esc(self.t(explain, n=self.n, pos=e.position))}</p></div>")
+        self.layout.object = error_html(self.t, e, self.n)
         self.layout.visible = True
+
+
+def error_html(t, e, n: int, testid: str = "error", explain: str = "error_explain") -> str:
+    """A step's error as the reader sees it: the lesson's IndexError past the window (with `explain`),
+    or a failure as what it is. `t`: the language's tr."""
+    heading, explain = ("error_heading", explain) if e.lesson else ("step_failed_heading", "step_failed_explain")
+    return (f"<div class='error' role='alert' data-testid='{testid}' data-lesson='{str(e.lesson).lower()}'>"
+            f"<h2>{esc(t(heading, pos=e.position))}</h2>"
+            f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
+            f"<p>{esc(t(explain, n=n, pos=e.position))}</p></div>")
 
 
 class Readouts(Part):

@@ -66,21 +66,68 @@ class Section:
         """Every label of the built widgets, in the current language."""
 
 
+class MeasuringSection(Section):
+    """A section that measures in the reader's browser: one run at a time, with its progress, and
+    cancellable between parts. `new_lab()` makes the measurement (an app.lab.Stepwise);
+    `render()` shows it; `runs` counts the runs started (tests wait for theirs)."""
+
+    def measure_controls(self):
+        """The run and cancel buttons and the progress bar, in one row."""
+        self.lab = None
+        self.runs = 0
+        self.run_button = pn.widgets.Button(color="primary", width=220)
+        self.cancel_button = pn.widgets.Button(color="default", width=140, disabled=True)
+        self.progress = pn.indicators.Progress(value=0, max=10, width=260, bar_color="success", visible=False)
+        self.run_button.on_click(self.run)
+        self.cancel_button.on_click(lambda _e: self.lab and self.lab.cancel())
+        return pn.FlexBox(self.run_button, self.cancel_button, self.progress, align_items="center", gap="10px")
+
+    def new_lab(self):
+        raise NotImplementedError
+
+    def render(self):
+        raise NotImplementedError
+
+    async def run(self, _event=None):
+        if self.lab is not None and not self.lab.finished:
+            return                                    # already running: one run at a time
+        self.lab = lab = self.new_lab()
+        self.runs += 1
+        # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
+        with pn.io.unlocked():
+            self.run_button.disabled, self.cancel_button.disabled = True, False
+            self.progress.max, self.progress.value, self.progress.visible = lab.total, 0, True
+            self.render()
+        try:
+            while lab.advance():
+                with pn.io.unlocked():
+                    self.progress.value = lab.done
+                    self.render()
+                await asyncio.sleep(0.01)             # the browser's messages (Cancel) get in here
+        finally:
+            with pn.io.unlocked():
+                self.run_button.disabled, self.cancel_button.disabled = False, True
+                self.progress.visible = False
+                self.render()
+
+    def status_html(self, testid: str, text: str) -> str:
+        """The run's state, for the reader and for tests (which run, running or done)."""
+        state = "done" if self.lab.finished else "running"
+        return (f"<p role='status' data-testid='{testid}' data-run='{self.runs}' data-state='{state}'>"
+                f"{esc(text)}</p>")
+
+
 # -- 1. Your milliseconds -------------------------------------------------------------------------
 
 LAB_SAMPLES = 9          # measurements of each way per position (interleaved; the table shows medians)
 
 
-class LabSection(Section):
+class LabSection(MeasuringSection):
     key = "lab"
 
     def build(self):
-        self.lab: TimingLab | None = None
-        self.runs = 0                                 # measurements started (tests wait for theirs)
         self.intro = self.html_pane()
-        self.run_button = pn.widgets.Button(color="primary", width=220)
-        self.cancel_button = pn.widgets.Button(color="default", width=140, disabled=True)
-        self.progress = pn.indicators.Progress(value=0, max=10, width=260, bar_color="success", visible=False)
+        controls = self.measure_controls()
         self.status = self.html_pane()
         self.table = self.html_pane()
         self.source = ColumnDataSource({"t": [], "cached_ms": [], "full_ms": []})
@@ -103,11 +150,7 @@ class LabSection(Section):
         self.explain = self.html_pane()
         self.plot_heading = self.html_pane(visible=False)
         self.plot = pn.pane.Bokeh(f, sizing_mode="stretch_width", visible=False)
-        self.run_button.on_click(self.run)
-        self.cancel_button.on_click(lambda _e: self.lab and self.lab.cancel())
-        self.card.objects = [self.intro, pn.FlexBox(self.run_button, self.cancel_button, self.progress,
-                                                    align_items="center", gap="10px"),
-                             self.status, self.table, self.plot_heading, self.plot, self.explain]
+        self.card.objects = [self.intro, controls, self.status, self.table, self.plot_heading, self.plot, self.explain]
 
     def label(self):
         positions = table_positions(self.view.ex.cfg)
@@ -123,29 +166,10 @@ class LabSection(Section):
                                (self.t("without_cache") + " (ms)", "@full_ms{0.000}")]
         self.render()
 
-    async def run(self, _event=None):
-        if self.lab is not None and not self.lab.finished:
-            return                                    # already running: one run at a time
+    def new_lab(self) -> TimingLab:
         ex = self.view.ex                             # the page's text, or the same seed's full window
         ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
-        self.lab = lab = TimingLab(self.view.ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
-        self.runs += 1
-        # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
-        with pn.io.unlocked():
-            self.run_button.disabled, self.cancel_button.disabled = True, False
-            self.progress.max, self.progress.value, self.progress.visible = lab.total, 0, True
-            self.render()
-        try:
-            while lab.advance():
-                with pn.io.unlocked():
-                    self.progress.value = lab.done
-                    self.render()
-                await asyncio.sleep(0.01)             # the browser's messages (Cancel) get in here
-        finally:
-            with pn.io.unlocked():
-                self.run_button.disabled, self.cancel_button.disabled = False, True
-                self.progress.visible = False
-                self.render()
+        return TimingLab(ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
 
     def render(self):
         lab, lang = self.lab, self.lang
@@ -153,9 +177,7 @@ class LabSection(Section):
             self.status.object = self.table.object = self.explain.object = ""
             return
         state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
-        self.status.object = (f"<p role='status' data-testid='lab-status' data-run='{self.runs}' "
-                              f"data-state='{'done' if lab.finished else 'running'}'>"
-                              f"{esc(self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))}</p>")
+        self.status.object = self.status_html("lab-status", self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))
         rows = lab.rows
         head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
                        ("table_pos", "lab_c", "lab_tc", "table_ms_cached", "table_ms_full", "lab_clock", "lab_count"))

@@ -1,0 +1,516 @@
+"""Beyond the lesson, below the figure: batching and speculative decoding, run and measured in the
+reader's browser. Thin views over app/batching.py and app/speculation.py.
+
+Each section is built the first time its card opens, and only then imports its logic (and with
+it model/batch.py or model/speculative.py) and, for speculative decoding, loads the draft
+checkpoint (app/checkpoints.py: on the static site, fetched then).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import panel as pn
+from bokeh.core.properties import value as bk_value
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, Range1d, Span
+from bokeh.plotting import figure
+
+from . import clock
+from .i18n import num, sci, size
+from .parts import error_html, esc
+from .sections import MeasuringSection
+from .style import BLUE, CSS, GREEN, GREY, HIGHLIGHT, INK, ORANGE, SKY, VERMILLION, position_figure, show_token
+
+BEYOND_CSS = CSS + Path(__file__).with_name("beyond.css").read_text(encoding="utf-8")
+DEFAULT_B = 8
+DEFAULT_K = 4
+BATCH_SAMPLES = 7        # interleaved measurements of each B per position (the table shows medians)
+SPEC_SEEDS = 7           # texts per k, one per seed, each with the draft and without (medians)
+
+
+def beyond_pane(**kw):
+    return pn.pane.HTML("", stylesheets=[BEYOND_CSS], sizing_mode="stretch_width", **kw)
+
+
+def token_text(vocab, ids) -> str:
+    return "".join(show_token(vocab[i]) for i in ids)
+
+
+def swatches(t, items) -> str:
+    """A legend in words: (css class, message key) pairs, each with its swatch."""
+    return " ".join(f"<span class='key'><span class='sw {cls}'></span>{esc(t(key))}</span>" for cls, key in items)
+
+
+class Stepper:
+    """Step, Animate and Reset for a section. The animation is one periodic callback for the page's
+    whole life, started and stopped (as the figure's Controls does); `step()` returns False to stop it."""
+
+    def __init__(self, step, reset, period):
+        self.step, self.reset, self.period = step, reset, period
+        self.step_button = pn.widgets.Button(color="primary", width=190)
+        self.play_button = pn.widgets.Toggle(width=190)
+        self.reset_button = pn.widgets.Button(width=190)
+        self.timer = None
+        self.names = ("", "")
+        self.step_button.on_click(lambda _e: self.step())
+        self.reset_button.on_click(lambda _e: self.restart())
+        self.play_button.param.watch(lambda e: self.play(e.new), "value")
+        self.row = pn.FlexBox(self.step_button, self.play_button, self.reset_button, align_items="center",
+                              gap="8px", sizing_mode="stretch_width")
+
+    def label(self, step: str, play: str, pause: str, reset: str):
+        self.step_button.name, self.reset_button.name, self.names = step, reset, (play, pause)
+        self.play_button.name = self.names[self.play_button.value]
+
+    def tick(self):
+        if not self.step():
+            self.play_button.value = False
+
+    def play(self, on: bool):
+        self.play_button.name = self.names[on]
+        if on:
+            if self.timer is None:
+                self.timer = pn.state.add_periodic_callback(self.tick, period=self.period(), start=False)
+            self.timer.period = self.period()
+            self.timer.start()
+        elif self.timer is not None and self.timer.running:
+            self.timer.stop()
+
+    def restart(self):
+        self.play_button.value = False
+        self.reset()
+
+
+def cell_figure(n_ctx: int, height: int, y_range):
+    """A figure of cells over positions (or slots) 1..n_ctx: its source and hover tool."""
+    source = ColumnDataSource({"x": [], "y": [], "color": [], "line": [], "hatch": [], "what": [], "tok": []})
+    f = position_figure(n_ctx, height, y_range=y_range)
+    r = f.rect("x", "y", width=0.9, height=0.8, source=source, fill_color="color", line_color="line",
+               hatch_pattern="hatch", hatch_color="#8a8a8a", hatch_alpha=0.5, hatch_scale=5)
+    hover = HoverTool(renderers=[r], tooltips="@what «@tok»")
+    f.add_tools(hover)
+    f.grid.visible = False
+    return f, source
+
+
+def lab_table(t, head: list[str], rows: list[list[str]], testid: str) -> str:
+    th = "".join(f"<th>{esc(t(k))}</th>" for k in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return (f"<div class='scroll'><table class='data' data-testid='{testid}'><thead><tr>{th}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>")
+
+
+# -- Batching --------------------------------------------------------------------------------------
+
+SLOT_STYLE = {0: ("#f4f4f4", "#cfcfcf", "/"), 1: ("#bdbdbd", "#8a8a8a", " "), 2: (GREEN, "#00513b", " "),
+              3: (HIGHLIGHT, INK, " ")}          # PAD, PROMPT, SAMPLED, NEWEST (app/batching.py)
+POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "triangle", "dotdash"))
+
+
+class BatchSection(MeasuringSection):
+    key = "batch"
+
+    def build(self):
+        from .batching import MAX_B
+        self.convos = None
+        self.size = pn.widgets.IntSlider(start=1, end=MAX_B, value=DEFAULT_B, width=300)
+        self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
+        self.intro, self.state, self.texts, self.error = (beyond_pane() for _ in range(4))
+        self.memory, self.proof, self.tensor_head, self.legend = (beyond_pane() for _ in range(4))
+        n = self.view.n
+        self.tensor, self.cells = cell_figure(n, 180, Range1d(DEFAULT_B + 0.5, 0.5))
+        controls = self.measure_controls()
+        self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
+        self.plot_fig, self.lines = self.lab_figure()
+        self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
+        self.size.param.watch(lambda _e: self.reset(), "value_throttled")
+        self.view.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
+        self.card.objects = [self.intro, pn.FlexBox(self.size, self.stepper.row, align_items="flex-end",
+                                                    gap="8px 16px", sizing_mode="stretch_width"),
+                             self.state, self.texts, self.error, self.tensor_head,
+                             pn.pane.Bokeh(self.tensor, sizing_mode="stretch_width"), self.legend, self.memory,
+                             self.proof, self.lab_intro, controls, self.status, self.table, self.plot, self.explain]
+        self.reset()
+
+    def positions(self) -> tuple[int, ...]:
+        n = self.view.n
+        return (n // 8, n // 2, n)
+
+    def lab_figure(self):
+        f = figure(height=240, sizing_mode="stretch_width", x_axis_type="log", x_range=Range1d(0.8, 40),
+                   toolbar_location=None, tools="", min_border_left=10, visible=False)    # shown when measured
+        f.xaxis.ticker = FixedTicker(ticks=[1, 2, 4, 8, 16, 32])
+        f.y_range.start = 0
+        lines = {}
+        for t, (color, marker, dash) in zip(self.positions(), POSITION_STYLE):
+            src = ColumnDataSource({"B": [], "ms": []})
+            line = f.line("B", "ms", source=src, color=color, line_width=2, line_dash=dash)
+            dots = f.scatter("B", "ms", source=src, marker=marker, size=8, color=color)
+            lines[t] = (src, LegendItem(label="", renderers=[line, dots]))
+        f.add_layout(Legend(items=[item for _, item in lines.values()], location="top_right",
+                            background_fill_alpha=0.85))
+        self.plot_hover = HoverTool(tooltips=[("B", "@B"), ("ms", "@ms{0.0000}")])
+        f.add_tools(self.plot_hover)
+        f.outline_line_color = None
+        return f, lines
+
+    def label(self):
+        t, lang = self.t, self.lang
+        self.intro.object = f"<p>{esc(t('batch_intro'))}</p>"
+        self.size.name = t("batch_B")
+        self.stepper.label(t("batch_step"), t("batch_play"), t("pause"), t("batch_reset"))
+        self.tensor_head.object = (f"<h3>{esc(t('batch_tensor_title'))}</h3>"
+                                   f"<p class='legend-inline'>{esc(t('batch_tensor_note'))}</p>")
+        self.legend.object = "<p class='legend-inline'>" + swatches(t, (
+            ("pad", "batch_pad"), ("prompt", "batch_prompt"), ("sampled", "batch_sampled"),
+            ("newest", "batch_newest"))) + "</p>"
+        self.tensor.xaxis.axis_label, self.tensor.yaxis.axis_label = t("batch_x"), t("batch_y")
+        positions = self.positions()
+        self.lab_intro.object = (f"<h3>{esc(t('batch_lab_title'))}</h3><p>{esc(t('batch_lab_intro', a=positions[0], b=positions[1], c=positions[2], s=BATCH_SAMPLES))}</p>")
+        self.run_button.name, self.cancel_button.name = t("batch_run"), t("lab_cancel")
+        for pos, (_src, item) in self.lines.items():
+            item.label = bk_value(t("batch_position", t=pos))
+        self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("batch_plot_x"), t("batch_plot_y")
+        self.redraw()
+        self.render()
+
+    # -- the conversations -------------------------------------------------------------------------
+    def reset(self):
+        from .batching import Conversations
+        s = self.view.ex.settings
+        self.convos = Conversations(self.view.ex.gpt, self.size.value, seed=s.seed, top_p=s.top_p)
+        self.redraw()
+
+    def step(self) -> bool:
+        ok = self.convos.step()
+        self.redraw()
+        return ok
+
+    def redraw(self):
+        c = self.convos
+        if c is None:
+            return
+        with pn.io.unlocked():
+            self.draw_texts()
+            self.draw_tensor()
+            self.draw_memory()
+            self.error.object = "" if c.error is None else error_html(self.t, c.error, self.view.n, "batch-error",
+                                                                      "batch_error_explain")
+
+    def draw_texts(self):
+        c, t, vocab = self.convos, self.t, self.view.ex.gpt.tokenizer.vocab
+        lengths = [len(x) for x in c.ids]
+        self.state.object = (f"<p data-testid='batch-state' data-steps='{c.steps}' data-b='{c.B}'>"
+                             f"{esc(t('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.view.n))}</p>")
+        items = []
+        for b, ids in enumerate(c.ids):
+            sampled = ids[c.n_prompt[b]:]
+            newest = f"<span class='tok current'>{esc(token_text(vocab, sampled[-1:]))}</span>" if sampled else ""
+            items.append(f"<li data-testid='batch-text' data-seed='{c.seeds[b]}'><span class='meta'>"
+                         f"{esc(t('batch_conv', b=b + 1, seed=c.seeds[b], t=len(ids)))}</span> "
+                         f"<span class='tok prompt'>{esc(token_text(vocab, ids[:c.n_prompt[b]]))}</span>"
+                         f"{esc(token_text(vocab, sampled[:-1]))}{newest}</li>")
+        self.texts.object = f"<ol class='convos' lang='es'>{''.join(items)}</ol>"
+
+    def draw_tensor(self):
+        c, t, vocab = self.convos, self.t, self.view.ex.gpt.tokenizer.vocab
+        kinds = c.slot_kinds()
+        data = {k: [] for k in self.cells.data}
+        what = {0: t("batch_pad"), 1: t("batch_prompt"), 2: t("batch_sampled"), 3: t("batch_newest")}
+        for b, ids in enumerate(c.ids):
+            first = c.slots - len(ids)
+            for s in range(c.slots):
+                kind = int(kinds[b, s])
+                color, line, hatch = SLOT_STYLE[kind]
+                pos = s - first + 1
+                data["x"].append(s + 1)
+                data["y"].append(b + 1)
+                data["color"].append(color)
+                data["line"].append(line)
+                data["hatch"].append(hatch)
+                data["what"].append(t("batch_cell", b=b + 1, s=s + 1, what=what[kind], pos=pos if pos > 0 else "–"))
+                data["tok"].append(show_token(vocab[ids[pos - 1]]) if pos > 0 else "")
+        self.cells.data = data
+        self.tensor.y_range.start, self.tensor.y_range.end = c.B + 0.5, 0.5
+        self.tensor.height = 70 + 14 * c.B
+        self.tensor.yaxis.ticker = FixedTicker(ticks=list(range(1, c.B + 1)) if c.B <= 8 else [1] + list(range(4, c.B + 1, 4)))
+
+    def draw_memory(self):
+        from .batching import memory_values
+        c, lang = self.convos, self.lang
+        m = c.memory()
+        self.memory.object = (f"<p data-testid='batch-memory' data-tensor='{m['tensor']}' data-row='{m['row']}' "
+                              f"data-own='{m['own_total']}' data-b='{m['B']}' data-slots='{m['slots']}'>"
+                              f"{esc(self.t('batch_memory', **memory_values(m, lang, size)))}</p>")
+        self.proof.object = (f"<p data-testid='batch-proof' data-diff='{c.proof!r}'>"
+                             f"{esc(self.t('batch_proof', diff=sci(c.proof, lang), B=c.B))}</p>")
+
+    # -- the clock ---------------------------------------------------------------------------------
+    def new_lab(self):
+        from .batching import BATCHES, BatchLab
+        return BatchLab(self.view.ex.gpt, self.positions(), batches=BATCHES + (self.size.value,),
+                        samples=BATCH_SAMPLES, seed=self.view.ex.settings.seed)
+
+    def render(self):
+        lab, t, lang = self.lab, self.t, self.lang
+        if lab is None:
+            return
+        state = ("lab_cancelled" if lab.cancelled else "batch_done") if lab.finished else "lab_running"
+        self.status.object = self.status_html("batch-status", t(state, done=lab.done, total=lab.total, s=lab.samples))
+        ms, ratio = (lambda x: clock.ms_text(x, lang)), (lambda x: clock.ratio_text(x, lang))
+        rows = lab.rows
+        self.table.object = lab_table(t, ["table_pos", "batch_B_short", "batch_ms_step", "batch_ms_per",
+                                          "batch_gain", "batch_cache"],
+                                      [[str(r["t"]), str(r["B"]), ms(r["step_s"]), ms(r["per_s"]),
+                                        f"<b>{ratio(r['gain'])}×</b> <span class='spread'>({ratio(r['gain_low'])}–"
+                                        f"{ratio(r['gain_high'])})</span>", size(r["cache_bytes"], lang)]
+                                       for r in rows], "batch-table")
+        for pos, (src, _item) in self.lines.items():
+            mine = [r for r in rows if r["t"] == pos]
+            src.data = {"B": [r["B"] for r in mine], "ms": [r["per_s"] * 1e3 for r in mine]}
+        self.plot.visible = self.plot_fig.visible = bool(rows)
+        reading = lab.summary
+        if reading is None:
+            self.explain.object = ""
+            return
+        from .batching import batch_sentences
+        self.explain.object = ("<p class='explain' data-testid='batch-explain'>" + " ".join(
+            esc(t(key, **values)) for key, values in batch_sentences(reading, lang)) + "</p>")
+
+
+# -- Speculative decoding ---------------------------------------------------------------------------
+
+COLUMN_STYLE = {0: ("#f7f7f7", "#e3e3e3", " "), 1: ("#bdbdbd", "#8a8a8a", " "), 3: ("#ffffff", VERMILLION, "x")}
+NEW_COLOR = {"target": (BLUE, "#003f63"), "draft": (ORANGE, "#8a5d00")}
+MARK_TITLE = {"prompt": "prompt_token", "text": "sampled_token", "proposed": "spec_proposed",
+              "accepted": "spec_accepted", "rejected": "spec_rejected", "untested": "spec_untested",
+              "resampled": "spec_resampled", "bonus": "spec_bonus"}
+
+
+class SpecSection(MeasuringSection):
+    key = "spec"
+
+    def build(self):
+        from . import checkpoints
+        self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
+        self.spec = None
+        self.k = pn.widgets.IntSlider(start=1, end=8, value=DEFAULT_K, width=260)
+        self.greedy = pn.widgets.Checkbox(value=False)
+        self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
+        self.intro, self.phase, self.text, self.marks_legend = (beyond_pane() for _ in range(4))
+        self.checks, self.counts, self.same, self.error = (beyond_pane() for _ in range(4))
+        self.grid_head, self.grid_legend = beyond_pane(), beyond_pane()
+        self.rows = self.grid_rows()
+        self.grid, self.cells = cell_figure(self.view.n, 40 + 24 * len(self.rows), Range1d(len(self.rows) + 0.5, 0.5))
+        self.grid.yaxis.ticker = FixedTicker(ticks=list(range(1, len(self.rows) + 1)))
+        controls = self.measure_controls()
+        self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
+        self.plot_fig, self.series = self.lab_figure()
+        self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
+        self.k.param.watch(lambda e: self.set_k(e.new), "value")
+        self.greedy.param.watch(lambda _e: self.reset(), "value")
+        self.view.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
+        self.card.objects = [self.intro, pn.FlexBox(self.k, self.greedy, self.stepper.row, align_items="flex-end",
+                                                    gap="8px 16px", sizing_mode="stretch_width"),
+                             self.phase, self.text, self.marks_legend, self.checks, self.counts, self.same,
+                             self.error, self.grid_head, pn.pane.Bokeh(self.grid, sizing_mode="stretch_width"),
+                             self.grid_legend, self.lab_intro, controls, self.status, self.table, self.plot,
+                             self.explain]
+        self.reset()
+
+    def grid_rows(self) -> list[tuple[str, int, str]]:
+        """(model, layer, 'K' | 'V') for every row of the small grid: the mini-GPT's, then the draft's."""
+        return [(m, layer, kind) for m, cfg in (("target", self.view.ex.cfg), ("draft", self.draft.config))
+                for layer in range(cfg.n_layers) for kind in ("K", "V")]
+
+    def lab_figure(self):
+        from .speculation import KS
+        f = figure(height=240, sizing_mode="stretch_width", x_range=Range1d(0.5, len(KS) + 0.5),
+                   toolbar_location=None, tools="", min_border_left=10, visible=False)    # shown when measured
+        f.xaxis.ticker = FixedTicker(ticks=list(KS))
+        f.y_range.start = 0
+        f.add_layout(Span(location=1, dimension="width", line_color=GREY, line_dash="dotted", line_width=1))
+        series = {}
+        for key, color, marker, dash in (("speedup", INK, "circle", "solid"), ("by_clock", BLUE, "square", "dashed"),
+                                         ("count", GREY, "triangle", "dotted")):
+            src = ColumnDataSource({"k": [], "x": []})
+            line = f.line("k", "x", source=src, color=color, line_width=2, line_dash=dash)
+            dots = f.scatter("k", "x", source=src, marker=marker, size=8, color=color)
+            series[key] = (src, LegendItem(label="", renderers=[line, dots]))
+        f.add_layout(Legend(items=[item for _, item in series.values()], location="top_right",
+                            background_fill_alpha=0.85))
+        f.add_tools(HoverTool(tooltips=[("k", "@k"), ("×", "@x{0.00}")]))
+        f.outline_line_color = None
+        return f, series
+
+    def label(self):
+        t = self.t
+        self.intro.object = f"<p>{esc(t('spec_intro'))}</p>"
+        self.k.name, self.greedy.name = t("spec_k"), t("spec_greedy")
+        self.stepper.label(t("spec_step"), t("spec_play"), t("pause"), t("spec_reset"))
+        self.marks_legend.object = "<p class='legend-inline'>" + swatches(t, (
+            ("proposed", "spec_proposed"), ("accepted", "spec_accepted"), ("rejected", "spec_rejected"),
+            ("untested", "spec_untested"), ("drawn", "spec_drawn"))) + "</p>"
+        self.grid_head.object = (f"<h3>{esc(t('spec_grid_title'))}</h3>"
+                                 f"<p class='legend-inline'>{esc(t('spec_grid_note'))}</p>")
+        self.grid_legend.object = "<p class='legend-inline'>" + swatches(t, (
+            ("kept", "spec_kept"), ("new-target", "spec_new_target"), ("new-draft", "spec_new_draft"),
+            ("cut", "spec_cut"))) + "</p>"
+        self.grid.xaxis.axis_label = t("grid_x")
+        self.grid.yaxis.major_label_overrides = {
+            i + 1: t(f"spec_axis_{m}", kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)}
+        n_new = self.view.n - self.view.ex.n_prompt
+        self.lab_intro.object = (f"<h3>{esc(t('spec_lab_title'))}</h3>"
+                                 f"<p>{esc(t('spec_lab_intro', n=n_new, s=SPEC_SEEDS))}</p>")
+        self.run_button.name, self.cancel_button.name = t("spec_run"), t("lab_cancel")
+        for key, (_src, item) in self.series.items():
+            item.label = bk_value(t(f"spec_plot_{key}"))
+        self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("spec_plot_x"), t("spec_plot_y")
+        self.redraw()
+        self.render()
+
+    # -- the rounds --------------------------------------------------------------------------------
+    def reset(self):
+        from .speculation import SpecRun
+        s = self.view.ex.settings
+        self.spec = SpecRun(self.view.ex.gpt, self.draft, k=self.k.value, seed=s.seed, top_p=s.top_p,
+                            greedy=self.greedy.value)
+        self.redraw()
+
+    def set_k(self, k: int):
+        if self.spec is not None:
+            self.spec.k = k                            # from the next round on
+            self.redraw()
+
+    def step(self) -> bool:
+        ok = self.spec.advance()
+        self.redraw()
+        return ok
+
+    def redraw(self):
+        if self.spec is None:
+            return
+        with pn.io.unlocked():
+            self.draw_phase()
+            self.draw_text()
+            self.draw_checks()
+            self.draw_counts()
+            self.draw_grid()
+            e = self.spec.error
+            self.error.object = "" if e is None else error_html(self.t, e, self.view.n, "spec-error",
+                                                                "spec_error_explain")
+
+    def draw_phase(self):
+        s, t = self.spec, self.t
+        r = s.round
+        if r is None:
+            text = t("spec_phase_none", k=s.k)
+        elif s.phase == "draft":
+            text = t("spec_phase_draft", r=s.counts.rounds + 1, k=r.k)
+        elif s.phase == "check":
+            text = t("spec_phase_check", r=s.counts.rounds + 1, k=r.k, rows=r.k + 1 if r.bonus else r.k)
+        elif r.accepted < r.k:
+            text = t("spec_phase_rejected", r=s.counts.rounds, k=r.k, a=r.accepted, i=r.accepted + 1,
+                     cut=len(r.drafts) - r.accepted)
+        else:
+            text = t("spec_phase_all" if r.next is not None else "spec_phase_all_end", r=s.counts.rounds, k=r.k,
+                     w=len(r.new))
+        capped = r is not None and s.phase == "draft" and r.k < s.k
+        extra = f" {t('spec_capped', k=r.k, n=self.view.n)}" if capped else ""
+        self.phase.object = (f"<p class='phase' data-testid='spec-phase' data-phase='{s.phase or ''}'>"
+                             f"{esc(text + extra)}</p>")
+
+    def draw_text(self):
+        vocab, t = self.view.ex.gpt.tokenizer.vocab, self.t
+        spans = []
+        for i, (x, kind) in enumerate(self.spec.marks()):
+            cls = {"text": "tok", "prompt": "tok prompt"}.get(kind, f"tok {kind}")
+            spans.append(f"<span class='{cls}' data-kind='{kind}' title='{esc(t(MARK_TITLE[kind]))}'>"
+                         f"{esc(show_token(vocab[x]))}</span>")
+        self.text.object = (f"<p><span class='tpos'>{t('position', t=len(self.spec.ids), n=self.view.n)}</span></p>"
+                            f"<div class='text' lang='es' data-testid='spec-text'>{''.join(spans)}</div>")
+
+    def draw_checks(self):
+        rows, t, lang = self.spec.check_rows(), self.t, self.lang
+        if not rows:
+            self.checks.object = ""
+            return
+        vocab = self.view.ex.gpt.tokenizer.vocab
+        pct = lambda x: num(x, lang, 3)                       # noqa: E731
+        verdict = {None: "", "accepted": "✓ " + t("spec_accepted"), "rejected": "✗ " + t("spec_rejected"),
+                   "untested": "– " + t("spec_untested_short")}
+        self.checks.object = lab_table(t, ["spec_i", "table_token", "spec_q", "spec_p", "spec_chance", "spec_verdict"],
+                                       [[str(r["i"]), f"<span class='tok'>{esc(show_token(vocab[r['token']]))}</span>",
+                                         pct(r["q"]), pct(r["p"]), pct(r["chance"]), esc(verdict[r["verdict"]])]
+                                        for r in rows], "spec-checks")
+
+    def draw_counts(self):
+        s, t, lang = self.spec, self.t, self.lang
+        c = s.counts
+        tested = c.accepted + c.rejected
+        alpha = num(c.acceptance * 100, lang) + t("percent") if tested else "–"
+        per_pass = num(c.tokens_per_pass, lang, 2) if c.rounds else "–"
+        self.counts.object = (
+            f"<p data-testid='spec-counts' data-rounds='{c.rounds}' data-tokens='{c.tokens}' data-drafted='{c.drafted}' "
+            f"data-tested='{tested}' data-accepted='{c.accepted}'>"
+            f"{esc(t('spec_counts', rounds=c.rounds, tokens=c.tokens, per_pass=per_pass, drafted=c.drafted, tested=tested, accepted=c.accepted, alpha=alpha))}</p>")
+        same = s.same_as_own
+        key = "spec_sampled" if same is None else "spec_same" if same else "spec_differs"
+        self.same.object = f"<p class='explain' data-testid='spec-same' data-same='{same}'>{esc(t(key))}</p>"
+
+    def draw_grid(self):
+        s, t = self.spec, self.t
+        data = {k: [] for k in self.cells.data}
+        tokens = s.ids if s.round is None else s.ids[:s.round.n] + s.round.drafts      # each column's token
+        vocab = self.view.ex.gpt.tokenizer.vocab
+        names = {0: t("cell_future"), 1: t("spec_kept"), 2: "", 3: t("spec_cut")}
+        for i, (m, layer, kind) in enumerate(self.rows):
+            states = s.columns(m)
+            new_fill, new_line = NEW_COLOR[m]
+            for p, st in enumerate(states):
+                fill, line, hatch = (new_fill, new_line, " ") if st == 2 else COLUMN_STYLE[int(st)]
+                data["x"].append(p + 1)
+                data["y"].append(i + 1)
+                data["color"].append(fill)
+                data["line"].append(line)
+                data["hatch"].append(hatch)
+                data["what"].append(f"{t(f'spec_row_{m}', kind=kind, l=layer + 1)} · {p + 1} · "
+                                    f"{t('spec_new_' + m) if st == 2 else names[int(st)]}")
+                data["tok"].append(show_token(vocab[tokens[p]]) if st and p < len(tokens) else "")
+        self.cells.data = data
+
+    # -- the clock ---------------------------------------------------------------------------------
+    def new_lab(self):
+        from .speculation import SpecLab
+        s = self.view.ex.settings
+        return SpecLab(self.view.ex.gpt, self.draft, seeds=range(s.seed, s.seed + SPEC_SEEDS),
+                       temperature=0.0 if self.greedy.value else 1.0, top_p=s.top_p)
+
+    def render(self):
+        lab, t, lang = self.lab, self.t, self.lang
+        if lab is None:
+            return
+        state = ("lab_cancelled" if lab.cancelled else "spec_done") if lab.finished else "spec_running"
+        self.status.object = self.status_html("spec-status", t(state, done=lab.done, total=lab.total,
+                                                                s=len(lab.seeds)))
+        x2 = lambda x: num(x, lang, 2)                        # noqa: E731
+        rows = lab.rows
+        self.table.object = lab_table(
+            t, ["spec_k_short", "spec_alpha_short", "spec_per_pass", "spec_check", "spec_ms", "spec_measured",
+                "spec_by_clock", "spec_count_short"],
+            [[str(r["k"]), num(r["alpha"] * 100, lang) + t("percent"), f"{x2(r['per_pass'])} ({x2(r['expected'])})",
+              clock.ratio_text(r["check_x"], lang) + "×", f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",
+              f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>",
+              x2(r["by_clock"]) + "×", x2(r["count"]) + "×"] for r in rows], "spec-table")
+        for key, (src, _item) in self.series.items():
+            src.data = {"k": [r["k"] for r in rows], "x": [r[key] for r in rows]}
+        self.plot.visible = self.plot_fig.visible = bool(rows)
+        c = lab.c_clock
+        head = (f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c), c_count=x2(lab.c_count)))}</p>"
+                if c is not None else "")
+        reading = lab.summary
+        if reading is None:
+            self.explain.object = head
+            return
+        from .speculation import spec_sentences
+        self.explain.object = head + ("<p class='explain' data-testid='spec-explain'>" + " ".join(
+            esc(t(key, **values)) for key, values in spec_sentences(reading, lang)) + "</p>")
