@@ -37,7 +37,7 @@ BATCHES = (1, 2, 4, 8, 16, 32)          # measured, with the reader's B
 
 
 # what a slot of the cache tensor holds
-PAD, PROMPT, SAMPLED, NEWEST = 0, 1, 2, 3
+SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST = 0, 1, 2, 3
 
 
 class Conversations:
@@ -90,14 +90,14 @@ class Conversations:
         return len(self.cache)
 
     def slot_kinds(self) -> np.ndarray:
-        """(B, S): what each slot holds: PAD, PROMPT, SAMPLED, or the NEWEST token of its row."""
+        """(B, S): what each slot holds: padding, a prompt token, a sampled one, or its row's newest."""
         valid = self.cache.valid
-        kinds = np.where(valid, SAMPLED, PAD)
+        kinds = np.where(valid, SLOT_SAMPLED, SLOT_PAD)
         for b, n in enumerate(self.n_prompt):
             first = self.slots - len(self.ids[b])            # the row's first own slot (left padding)
-            kinds[b, first:first + n] = PROMPT
+            kinds[b, first:first + n] = SLOT_PROMPT
         if self.steps:
-            kinds[:, -1] = NEWEST
+            kinds[:, -1] = SLOT_NEWEST
         return kinds
 
     def memory(self) -> dict:
@@ -115,8 +115,9 @@ class Conversations:
 @dataclass(frozen=True)
 class BatchTiming:
     """One position: seconds of a step of each B (median of interleaved samples) and of one
-    conversation alone (avanzar); per B, the median of the per-sample gains and their spread, and
-    the bytes of its cache after the step (the real arrays')."""
+    conversation alone (avanzar); per B, the gain per conversation (one alone over a step's share, from
+    the medians: what the sentences divide) and its spread over the samples, and the bytes of its
+    cache after the step (the real arrays')."""
     t: int
     alone_s: float
     step_s: dict
@@ -143,10 +144,11 @@ def time_position(gpt, texts, t: int, batches, samples: int, min_seconds: float)
         fn, cache_bytes[B] = step_fn(gpt, texts, t, B)
         fns.append(fn)
     alone, *steps = interleaved(fns, samples, min_seconds)
-    gains = {B: sorted(a / (s / B) for a, s in zip(alone, times)) for B, times in zip(batches, steps)}
-    return BatchTiming(t, statistics.median(alone), {B: statistics.median(s) for B, s in zip(batches, steps)},
-                       {B: statistics.median(g) for B, g in gains.items()}, {B: g[0] for B, g in gains.items()},
-                       {B: g[-1] for B, g in gains.items()}, cache_bytes)
+    one, step_s = statistics.median(alone), {B: statistics.median(s) for B, s in zip(batches, steps)}
+    spread = {B: sorted(a / (s / B) for a, s in zip(alone, times)) for B, times in zip(batches, steps)}
+    return BatchTiming(t, one, step_s, {B: one / (step_s[B] / B) for B in batches},     # the medians' ratio,
+                       {B: g[0] for B, g in spread.items()}, {B: g[-1] for B, g in spread.items()},   # the samples'
+                       cache_bytes)
 
 
 class BatchLab(Stepwise):

@@ -102,7 +102,7 @@ def lab_table(t, head: list[str], rows: list[list[str]], testid: str) -> str:
 # -- Batching --------------------------------------------------------------------------------------
 
 SLOT_STYLE = {0: ("#f4f4f4", "#cfcfcf", "/"), 1: ("#bdbdbd", "#8a8a8a", " "), 2: (GREEN, "#00513b", " "),
-              3: (HIGHLIGHT, INK, " ")}          # PAD, PROMPT, SAMPLED, NEWEST (app/batching.py)
+              3: (HIGHLIGHT, INK, " ")}          # app/batching.py's SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST
 POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "triangle", "dotdash"))
 
 
@@ -294,7 +294,7 @@ class SpecSection(MeasuringSection):
         self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
         self.spec = None
         self.k = pn.widgets.IntSlider(start=1, end=8, value=DEFAULT_K, width=260)
-        self.greedy = pn.widgets.Checkbox(value=False)
+        self.greedy = pn.widgets.RadioButtonGroup(options={"": False, " ": True}, value=False, width=420)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
         self.intro, self.phase, self.text, self.marks_legend = (beyond_pane() for _ in range(4))
         self.checks, self.counts, self.same, self.error = (beyond_pane() for _ in range(4))
@@ -345,7 +345,8 @@ class SpecSection(MeasuringSection):
     def label(self):
         t = self.t
         self.intro.object = f"<p>{esc(t('spec_intro'))}</p>"
-        self.k.name, self.greedy.name = t("spec_k"), t("spec_greedy")
+        self.k.name = t("spec_k")
+        self.greedy.options = {t("spec_sampled_mode"): False, t("spec_greedy"): True}
         self.stepper.label(t("spec_step"), t("spec_play"), t("pause"), t("spec_reset"))
         self.marks_legend.object = "<p class='legend-inline'>" + swatches(t, (
             ("proposed", "spec_proposed"), ("accepted", "spec_accepted"), ("rejected", "spec_rejected"),
@@ -416,8 +417,9 @@ class SpecSection(MeasuringSection):
                      w=len(r.new))
         capped = r is not None and s.phase == "draft" and r.k < s.k
         extra = f" {t('spec_capped', k=r.k, n=self.view.n)}" if capped else ""
-        self.phase.object = (f"<p class='phase' data-testid='spec-phase' data-phase='{s.phase or ''}'>"
-                             f"{esc(text + extra)}</p>")
+        (t0, t1), (d0, d1) = s.lengths["target"], s.lengths["draft"]
+        self.phase.object = (f"<p class='phase' data-testid='spec-phase' data-phase='{s.phase or ''}' "
+                             f"data-target='{t0} {t1}' data-draft='{d0} {d1}'>{esc(text + extra)}</p>")
 
     def draw_text(self):
         vocab, t = self.view.ex.gpt.tokenizer.vocab, self.t
@@ -489,7 +491,7 @@ class SpecSection(MeasuringSection):
         lab, t, lang = self.lab, self.t, self.lang
         if lab is None:
             return
-        state = ("lab_cancelled" if lab.cancelled else "spec_done") if lab.finished else "spec_running"
+        state = ("spec_cancelled" if lab.cancelled else "spec_done") if lab.finished else "spec_running"
         self.status.object = self.status_html("spec-status", t(state, done=lab.done, total=lab.total,
                                                                 s=len(lab.seeds)))
         x2 = lambda x: num(x, lang, 2)                        # noqa: E731
