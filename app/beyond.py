@@ -154,7 +154,7 @@ class BatchSection(MeasuringSection):
         return f, lines
 
     def label(self):
-        t, lang = self.t, self.lang
+        t = self.t
         self.intro.object = f"<p>{esc(t('batch_intro'))}</p>"
         self.size.name = t("batch_B")
         self.stepper.label(t("batch_step"), t("batch_play"), t("pause"), t("batch_reset"))
@@ -492,8 +492,9 @@ class SpecSection(MeasuringSection):
         if lab is None:
             return
         state = ("spec_cancelled" if lab.cancelled else "spec_done") if lab.finished else "spec_running"
+        mode = t(f"spec_mode_{int(lab.kw['temperature'] == 0)}")
         self.status.object = self.status_html("spec-status", t(state, done=lab.done, total=lab.total,
-                                                                s=len(lab.seeds)))
+                                                                s=len(lab.seeds), mode=mode))
         x2 = lambda x: num(x, lang, 2)                        # noqa: E731
         rows = lab.rows
         self.table.object = lab_table(
@@ -506,9 +507,8 @@ class SpecSection(MeasuringSection):
         for key, (src, _item) in self.series.items():
             src.data = {"k": [r["k"] for r in rows], "x": [r[key] for r in rows]}
         self.plot.visible = self.plot_fig.visible = bool(rows)
-        c = lab.c_clock
-        head = (f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c), c_count=x2(lab.c_count)))}</p>"
-                if c is not None else "")
+        c = lab.results.get("c")
+        head = "" if c is None else (f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), s=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>")
         reading = lab.summary
         if reading is None:
             self.explain.object = head

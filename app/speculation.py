@@ -28,6 +28,7 @@ from .state import StepError
 
 PROMPT = "La Nela"
 KS = tuple(range(1, 9))
+C_SAMPLES = 9            # interleaved measurements of a step of each model, for c by the clock
 
 # what a column of a cache shows after a phase
 EMPTY, KEPT, NEW, CUT = 0, 1, 2, 3
@@ -155,7 +156,7 @@ class SpecLab(Stepwise):
         _, big = self.gpt.llenar(ids[:t - 1])
         _, small = self.draft.llenar(ids[:t - 1])
         return compare(lambda: self.gpt.avanzar(ids[t - 1], big.copy()),
-                       lambda: self.draft.avanzar(ids[t - 1], small.copy()), samples=9, min_seconds=0.01)
+                       lambda: self.draft.avanzar(ids[t - 1], small.copy()), samples=C_SAMPLES, min_seconds=0.01)
 
     def measure_k(self, k: int) -> dict:
         """Speculative decoding against plain decoding, one interleaved sample per seed; the check's

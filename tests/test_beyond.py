@@ -5,16 +5,17 @@ imported or loaded before."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import param
 import pytest
 
 from app.batching import PROMPTS, SLOT_PAD, BatchLab, Conversations, batch_sentences
 from app.speculation import CUT, KEPT, NEW, PROMPT, SpecLab, SpecRun, column_states, spec_sentences
-from model import cost, generate, is_position_error
+from model import cost, generate
 from model.gpt import kv_difference
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
