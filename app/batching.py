@@ -64,7 +64,7 @@ class Conversations:
     def difference(self) -> float:
         return max(float(np.abs(self.z[b] - z).max()) for b, (z, _) in enumerate(self.alone))
 
-    def step(self) -> bool:
+    def advance(self) -> bool:
         """One token for every conversation, each from its own generator, in one pass of the batch.
         False (and `error` set, nothing changed) when a conversation would pass the window."""
         states = [r.bit_generator.state for r in self.rngs]

@@ -92,11 +92,64 @@ def cell_figure(n_ctx: int, height: int, y_range):
     return f, source
 
 
+def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
+    """A plot of a few series over the same x, each a line with its markers and a legend entry, hidden
+    until there is something to show. styles: key -> (colour, marker, dash).
+    -> (figure, {key: (source with x and y, legend item)})."""
+    f = figure(height=240, sizing_mode="stretch_width", x_range=x_range, toolbar_location=None, tools="",
+               min_border_left=10, visible=False, **kw)
+    f.xaxis.ticker = FixedTicker(ticks=list(ticks))
+    f.y_range.start = 0
+    series = {}
+    for key, (color, marker, dash) in styles.items():
+        src = ColumnDataSource({"x": [], "y": []})
+        line = f.line("x", "y", source=src, color=color, line_width=2, line_dash=dash)
+        dots = f.scatter("x", "y", source=src, marker=marker, size=8, color=color)
+        series[key] = (src, LegendItem(label="", renderers=[line, dots]))
+    f.add_layout(Legend(items=[item for _, item in series.values()], location="top_right",
+                        background_fill_alpha=0.85))
+    f.add_tools(HoverTool(tooltips=tooltips))
+    f.outline_line_color = None
+    return f, series
+
+
 def lab_table(t, head: list[str], rows: list[list[str]], testid: str) -> str:
     th = "".join(f"<th>{esc(t(k))}</th>" for k in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
     return (f"<div class='scroll'><table class='data' data-testid='{testid}'><thead><tr>{th}</tr></thead>"
             f"<tbody>{body}</tbody></table></div>")
+
+
+class SteppedSection(MeasuringSection):
+    """A section with something to step through as well as to measure: `make()` builds it (again on
+    every reset), its `advance()` takes one step, `draw()` shows it and `error` its error; every
+    redraw goes through pn.io.unlocked (steps come from clicks and the animation's periodic callback)."""
+
+    current = None
+
+    def make(self):
+        raise NotImplementedError
+
+    def draw(self):
+        raise NotImplementedError
+
+    def reset(self):
+        self.current = self.make()
+        self.redraw()
+
+    def step(self) -> bool:
+        ok = self.current.advance()
+        self.redraw()
+        return ok
+
+    def redraw(self):
+        if self.current is None:
+            return
+        with pn.io.unlocked():
+            self.draw()
+            e = self.current.error               # the position table's IndexError past the window
+            self.error.object = "" if e is None else error_html(self.t, e, self.view.n, f"{self.key}-error",
+                                                                f"{self.key}_error_explain")
 
 
 # -- Batching --------------------------------------------------------------------------------------
@@ -106,12 +159,11 @@ SLOT_STYLE = {0: ("#f4f4f4", "#cfcfcf", "/"), 1: ("#bdbdbd", "#8a8a8a", " "), 2:
 POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "triangle", "dotdash"))
 
 
-class BatchSection(MeasuringSection):
+class BatchSection(SteppedSection):
     key = "batch"
 
     def build(self):
         from .batching import MAX_B
-        self.convos = None
         self.size = pn.widgets.IntSlider(start=1, end=MAX_B, value=DEFAULT_B, width=300)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
         self.intro, self.state, self.texts, self.error = (beyond_pane() for _ in range(4))
@@ -136,22 +188,8 @@ class BatchSection(MeasuringSection):
         return (n // 8, n // 2, n)
 
     def lab_figure(self):
-        f = figure(height=240, sizing_mode="stretch_width", x_axis_type="log", x_range=Range1d(0.8, 40),
-                   toolbar_location=None, tools="", min_border_left=10, visible=False)    # shown when measured
-        f.xaxis.ticker = FixedTicker(ticks=[1, 2, 4, 8, 16, 32])
-        f.y_range.start = 0
-        lines = {}
-        for t, (color, marker, dash) in zip(self.positions(), POSITION_STYLE):
-            src = ColumnDataSource({"B": [], "ms": []})
-            line = f.line("B", "ms", source=src, color=color, line_width=2, line_dash=dash)
-            dots = f.scatter("B", "ms", source=src, marker=marker, size=8, color=color)
-            lines[t] = (src, LegendItem(label="", renderers=[line, dots]))
-        f.add_layout(Legend(items=[item for _, item in lines.values()], location="top_right",
-                            background_fill_alpha=0.85))
-        self.plot_hover = HoverTool(tooltips=[("B", "@B"), ("ms", "@ms{0.0000}")])
-        f.add_tools(self.plot_hover)
-        f.outline_line_color = None
-        return f, lines
+        return series_figure(Range1d(0.8, 40), (1, 2, 4, 8, 16, 32), dict(zip(self.positions(), POSITION_STYLE)),
+                             [("B", "@x"), ("ms", "@y{0.0000}")], x_axis_type="log")
 
     def label(self):
         t = self.t
@@ -174,30 +212,18 @@ class BatchSection(MeasuringSection):
         self.render()
 
     # -- the conversations -------------------------------------------------------------------------
-    def reset(self):
+    def make(self):
         from .batching import Conversations
         s = self.view.ex.settings
-        self.convos = Conversations(self.view.ex.gpt, self.size.value, seed=s.seed, top_p=s.top_p)
-        self.redraw()
+        return Conversations(self.view.ex.gpt, self.size.value, seed=s.seed, top_p=s.top_p)
 
-    def step(self) -> bool:
-        ok = self.convos.step()
-        self.redraw()
-        return ok
-
-    def redraw(self):
-        c = self.convos
-        if c is None:
-            return
-        with pn.io.unlocked():
-            self.draw_texts()
-            self.draw_tensor()
-            self.draw_memory()
-            self.error.object = "" if c.error is None else error_html(self.t, c.error, self.view.n, "batch-error",
-                                                                      "batch_error_explain")
+    def draw(self):
+        self.draw_texts()
+        self.draw_tensor()
+        self.draw_memory()
 
     def draw_texts(self):
-        c, t, vocab = self.convos, self.t, self.view.ex.gpt.tokenizer.vocab
+        c, t, vocab = self.current, self.t, self.view.ex.gpt.tokenizer.vocab
         lengths = [len(x) for x in c.ids]
         self.state.object = (f"<p data-testid='batch-state' data-steps='{c.steps}' data-b='{c.B}'>"
                              f"{esc(t('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.view.n))}</p>")
@@ -212,7 +238,7 @@ class BatchSection(MeasuringSection):
         self.texts.object = f"<ol class='convos' lang='es'>{''.join(items)}</ol>"
 
     def draw_tensor(self):
-        c, t, vocab = self.convos, self.t, self.view.ex.gpt.tokenizer.vocab
+        c, t, vocab = self.current, self.t, self.view.ex.gpt.tokenizer.vocab
         kinds = c.slot_kinds()
         data = {k: [] for k in self.cells.data}
         what = {0: t("batch_pad"), 1: t("batch_prompt"), 2: t("batch_sampled"), 3: t("batch_newest")}
@@ -236,7 +262,7 @@ class BatchSection(MeasuringSection):
 
     def draw_memory(self):
         from .batching import memory_values
-        c, lang = self.convos, self.lang
+        c, lang = self.current, self.lang
         m = c.memory()
         self.memory.object = (f"<p data-testid='batch-memory' data-tensor='{m['tensor']}' data-row='{m['row']}' "
                               f"data-own='{m['own_total']}' data-b='{m['B']}' data-slots='{m['slots']}'>"
@@ -266,7 +292,7 @@ class BatchSection(MeasuringSection):
                                        for r in rows], "batch-table")
         for pos, (src, _item) in self.lines.items():
             mine = [r for r in rows if r["t"] == pos]
-            src.data = {"B": [r["B"] for r in mine], "ms": [r["per_s"] * 1e3 for r in mine]}
+            src.data = {"x": [r["B"] for r in mine], "y": [r["per_s"] * 1e3 for r in mine]}
         self.plot.visible = self.plot_fig.visible = bool(rows)
         reading = lab.summary
         if reading is None:
@@ -281,18 +307,19 @@ class BatchSection(MeasuringSection):
 
 COLUMN_STYLE = {0: ("#f7f7f7", "#e3e3e3", " "), 1: ("#bdbdbd", "#8a8a8a", " "), 3: ("#ffffff", VERMILLION, "x")}
 NEW_COLOR = {"target": (BLUE, "#003f63"), "draft": (ORANGE, "#8a5d00")}
+SPEED_STYLE = {"speedup": (INK, "circle", "solid"), "by_clock": (BLUE, "square", "dashed"),
+               "count": (GREY, "triangle", "dotted")}
 MARK_TITLE = {"prompt": "prompt_token", "text": "sampled_token", "proposed": "spec_proposed",
               "accepted": "spec_accepted", "rejected": "spec_rejected", "untested": "spec_untested",
               "resampled": "spec_resampled", "bonus": "spec_bonus"}
 
 
-class SpecSection(MeasuringSection):
+class SpecSection(SteppedSection):
     key = "spec"
 
     def build(self):
         from . import checkpoints
         self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
-        self.spec = None
         self.k = pn.widgets.IntSlider(start=1, end=8, value=DEFAULT_K, width=260)
         self.greedy = pn.widgets.RadioButtonGroup(options={"": False, " ": True}, value=False, width=420)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
@@ -324,22 +351,8 @@ class SpecSection(MeasuringSection):
 
     def lab_figure(self):
         from .speculation import KS
-        f = figure(height=240, sizing_mode="stretch_width", x_range=Range1d(0.5, len(KS) + 0.5),
-                   toolbar_location=None, tools="", min_border_left=10, visible=False)    # shown when measured
-        f.xaxis.ticker = FixedTicker(ticks=list(KS))
-        f.y_range.start = 0
+        f, series = series_figure(Range1d(0.5, len(KS) + 0.5), KS, SPEED_STYLE, [("k", "@x"), ("×", "@y{0.00}")])
         f.add_layout(Span(location=1, dimension="width", line_color=GREY, line_dash="dotted", line_width=1))
-        series = {}
-        for key, color, marker, dash in (("speedup", INK, "circle", "solid"), ("by_clock", BLUE, "square", "dashed"),
-                                         ("count", GREY, "triangle", "dotted")):
-            src = ColumnDataSource({"k": [], "x": []})
-            line = f.line("k", "x", source=src, color=color, line_width=2, line_dash=dash)
-            dots = f.scatter("k", "x", source=src, marker=marker, size=8, color=color)
-            series[key] = (src, LegendItem(label="", renderers=[line, dots]))
-        f.add_layout(Legend(items=[item for _, item in series.values()], location="top_right",
-                            background_fill_alpha=0.85))
-        f.add_tools(HoverTool(tooltips=[("k", "@k"), ("×", "@x{0.00}")]))
-        f.outline_line_color = None
         return f, series
 
     def label(self):
@@ -370,38 +383,26 @@ class SpecSection(MeasuringSection):
         self.render()
 
     # -- the rounds --------------------------------------------------------------------------------
-    def reset(self):
+    def make(self):
         from .speculation import SpecRun
         s = self.view.ex.settings
-        self.spec = SpecRun(self.view.ex.gpt, self.draft, k=self.k.value, seed=s.seed, top_p=s.top_p,
-                            greedy=self.greedy.value)
-        self.redraw()
+        return SpecRun(self.view.ex.gpt, self.draft, k=self.k.value, seed=s.seed, top_p=s.top_p,
+                       greedy=self.greedy.value)
 
     def set_k(self, k: int):
-        if self.spec is not None:
-            self.spec.k = k                            # from the next round on
+        if self.current is not None:
+            self.current.k = k                         # from the next round on
             self.redraw()
 
-    def step(self) -> bool:
-        ok = self.spec.advance()
-        self.redraw()
-        return ok
-
-    def redraw(self):
-        if self.spec is None:
-            return
-        with pn.io.unlocked():
-            self.draw_phase()
-            self.draw_text()
-            self.draw_checks()
-            self.draw_counts()
-            self.draw_grid()
-            e = self.spec.error
-            self.error.object = "" if e is None else error_html(self.t, e, self.view.n, "spec-error",
-                                                                "spec_error_explain")
+    def draw(self):
+        self.draw_phase()
+        self.draw_text()
+        self.draw_checks()
+        self.draw_counts()
+        self.draw_grid()
 
     def draw_phase(self):
-        s, t = self.spec, self.t
+        s, t = self.current, self.t
         r = s.round
         if r is None:
             text = t("spec_phase_none", k=s.k)
@@ -424,15 +425,15 @@ class SpecSection(MeasuringSection):
     def draw_text(self):
         vocab, t = self.view.ex.gpt.tokenizer.vocab, self.t
         spans = []
-        for i, (x, kind) in enumerate(self.spec.marks()):
+        for i, (x, kind) in enumerate(self.current.marks()):
             cls = {"text": "tok", "prompt": "tok prompt"}.get(kind, f"tok {kind}")
             spans.append(f"<span class='{cls}' data-kind='{kind}' title='{esc(t(MARK_TITLE[kind]))}'>"
                          f"{esc(show_token(vocab[x]))}</span>")
-        self.text.object = (f"<p><span class='tpos'>{t('position', t=len(self.spec.ids), n=self.view.n)}</span></p>"
+        self.text.object = (f"<p><span class='tpos'>{t('position', t=len(self.current.ids), n=self.view.n)}</span></p>"
                             f"<div class='text' lang='es' data-testid='spec-text'>{''.join(spans)}</div>")
 
     def draw_checks(self):
-        rows, t, lang = self.spec.check_rows(), self.t, self.lang
+        rows, t, lang = self.current.check_rows(), self.t, self.lang
         if not rows:
             self.checks.object = ""
             return
@@ -446,7 +447,7 @@ class SpecSection(MeasuringSection):
                                         for r in rows], "spec-checks")
 
     def draw_counts(self):
-        s, t, lang = self.spec, self.t, self.lang
+        s, t, lang = self.current, self.t, self.lang
         c = s.counts
         tested = c.accepted + c.rejected
         alpha = num(c.acceptance * 100, lang) + t("percent") if tested else "–"
@@ -460,7 +461,7 @@ class SpecSection(MeasuringSection):
         self.same.object = f"<p class='explain' data-testid='spec-same' data-same='{same}'>{esc(t(key))}</p>"
 
     def draw_grid(self):
-        s, t = self.spec, self.t
+        s, t = self.current, self.t
         data = {k: [] for k in self.cells.data}
         tokens = s.ids if s.round is None else s.ids[:s.round.n] + s.round.drafts      # each column's token
         vocab = self.view.ex.gpt.tokenizer.vocab
@@ -505,7 +506,7 @@ class SpecSection(MeasuringSection):
               f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>",
               x2(r["by_clock"]) + "×", x2(r["count"]) + "×"] for r in rows], "spec-table")
         for key, (src, _item) in self.series.items():
-            src.data = {"k": [r["k"] for r in rows], "x": [r[key] for r in rows]}
+            src.data = {"x": [r["k"] for r in rows], "y": [r[key] for r in rows]}
         self.plot.visible = self.plot_fig.visible = bool(rows)
         c = lab.results.get("c")
         head = "" if c is None else (f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), s=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>")

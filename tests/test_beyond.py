@@ -37,7 +37,7 @@ def test_the_batch_writes_each_conversations_own_text(gpt):
     c = Conversations(gpt, 6, seed=3, top_p=0.9)
     assert len(set(c.n_prompt)) >= 4 and c.prompts == list(PROMPTS[:6]) and c.seeds == [3, 4, 5, 6, 7, 8]
     for _ in range(10):
-        assert c.step()
+        assert c.advance()
     for b in range(6):
         assert c.ids[b] == generate(gpt, c.prompts[b], 10, seed=3 + b, top_p=0.9)
     assert 0 <= c.proof < 1e-12
@@ -45,7 +45,7 @@ def test_the_batch_writes_each_conversations_own_text(gpt):
 
 def test_the_batch_cache_is_b_times_one_conversations(gpt):
     c = Conversations(gpt, 5)
-    c.step()
+    c.advance()
     m, cfg = c.memory(), gpt.config
     S = max(len(x) for x in c.ids)
     assert m["shape"] == (5, cfg.n_heads, S, cfg.d_head) and m["slots"] == S
@@ -61,14 +61,14 @@ def test_the_batch_stops_at_the_position_table(gpt):
     c = Conversations(gpt, 3)
     longest = max(c.n_prompt)
     for _ in range(gpt.config.n_ctx - longest):
-        assert c.step()
+        assert c.advance()
     ids = [list(x) for x in c.ids]
-    assert not c.step()
+    assert not c.advance()
     e = c.error
     assert e.lesson and e.position == gpt.config.n_ctx + 1 and e.type_name == "IndexError"
     assert e.message == "index 64 is out of bounds for axis 0 with size 64"
     assert c.ids == ids and len(c.cache) == gpt.config.n_ctx
-    assert not c.step() and c.ids == ids                                        # again: the same error
+    assert not c.advance() and c.ids == ids                                        # again: the same error
 
 
 def test_batch_lab_rows_and_sentences(gpt):
@@ -197,24 +197,41 @@ def test_the_sections_show_the_models_numbers():
     batch, spec = (next(s for s in v.sections if s.key == k) for k in ("batch", "spec"))
     assert not batch.built and not spec.built
     batch.card.collapsed = False                                   # opening the card builds it
-    assert batch.built and batch.convos.B == 8
+    assert batch.built and batch.current.B == 8
     for _ in range(3):
         batch.stepper.step_button.clicks += 1
-    c = batch.convos
+    c = batch.current
     assert c.steps == 3 and c.seeds[0] == 5
     m = c.memory()
     assert f"data-tensor='{m['tensor']}'" in batch.memory.object and m["tensor"] == 8 * m["row"]
     with param.edit_constant(batch.size):                          # the slider let go at 3: a new batch
         batch.size.value = batch.size.value_throttled = 3
-    assert batch.convos.B == 3 and batch.convos.steps == 0
+    assert batch.current.B == 3 and batch.current.steps == 0
     spec.card.collapsed = False
     spec.greedy.value = True
     for _ in range(6):
         spec.stepper.step_button.clicks += 1
-    assert spec.spec.phase == "decide" and spec.spec.same_as_own
+    assert spec.current.phase == "decide" and spec.current.same_as_own
     assert "data-same='True'" in spec.same.object and "spec-checks" in spec.checks.object
-    c = spec.spec.counts
+    c = spec.current.counts
     assert f"data-rounds='{c.rounds}'" in spec.counts.object and c.rounds == 2
     v.session.settings.lang = "pt"
     assert spec.stepper.step_button.name == "Fase seguinte" and "Ronda 2 · 3" in spec.phase.object
     assert batch.stepper.step_button.name == "Avançar o batch"
+
+
+def test_the_sections_show_the_position_tables_error():
+    """Past the window, both sections show the lesson's IndexError, as the figure does, and go on after Reset."""
+    from app.main import create_view
+    v = create_view("?lang=es")
+    for key, label in (("batch", "Reiniciar el lote"), ("spec", "Reiniciar las rondas")):
+        section = next(s for s in v.sections if s.key == key)
+        section.ensure_built()
+        while section.step():
+            pass
+        html = section.error.object
+        assert f"data-testid='{key}-error' data-lesson='true'" in html and "La posición 65 no existe" in html
+        assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in html and "64 filas" in html
+        assert section.stepper.reset_button.name == label
+        section.stepper.reset_button.clicks += 1
+        assert section.error.object == "" and section.step()

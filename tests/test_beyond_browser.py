@@ -14,24 +14,14 @@ from app.batching import PROMPTS
 from app.i18n import size
 from app.style import show_token
 from model import cost, generate
-from tests.browser import chromium, chromium_missing, errors, foreign, open_app, open_card, shot, text_of, wait_t
-from tests.servers import app_server
+from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, text_of, wait_t
+from tests import test_app_browser
+
+app_url, browser = test_app_browser.app_url, test_app_browser.browser     # its fixtures: both servers, one Chromium
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 LAZY = ("model.batch", "model.speculative", "app.batching", "app.speculation")
-
-
-@pytest.fixture(scope="module", params=["served", "static"])
-def app_url(request):
-    with app_server(request.param) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 def static(app_url: str) -> bool:
