@@ -67,12 +67,13 @@ class Stepper:
 
     def play(self, on: bool):
         self.play_button.name = self.names[on]
-        if on:
+        running = self.timer is not None and self.timer.running
+        if on and not running:
             if self.timer is None:
                 self.timer = pn.state.add_periodic_callback(self.tick, period=self.period(), start=False)
             self.timer.period = self.period()
             self.timer.start()
-        elif self.timer is not None and self.timer.running:
+        elif not on and running:
             self.timer.stop()
 
     def restart(self):
@@ -80,16 +81,33 @@ class Stepper:
         self.reset()
 
 
-def cell_figure(n_ctx: int, height: int, y_range):
-    """A figure of cells over positions (or slots) 1..n_ctx: its source and hover tool."""
-    source = ColumnDataSource({"x": [], "y": [], "color": [], "line": [], "hatch": [], "what": [], "tok": []})
+CELL_COLUMNS = ("x", "y", "color", "line", "what", "tok")
+
+
+def cell_figure(n_ctx: int, height: int, y_range, hatch: str):
+    """A figure of cells over positions (or slots) 1..n_ctx, plain or hatched (two glyphs: a hatch
+    pattern per cell makes every redraw far slower). -> (figure, plain cells' source, hatched cells')."""
     f = position_figure(n_ctx, height, y_range=y_range)
-    r = f.rect("x", "y", width=0.9, height=0.8, source=source, fill_color="color", line_color="line",
-               hatch_pattern="hatch", hatch_color="#8a8a8a", hatch_alpha=0.5, hatch_scale=5)
-    hover = HoverTool(renderers=[r], tooltips="@what «@tok»")
-    f.add_tools(hover)
+    f.yaxis.ticker = FixedTicker(ticks=[])               # one tick per row, set by the section
+    sources = [ColumnDataSource({k: [] for k in CELL_COLUMNS}) for _ in range(2)]
+    style = dict(x="x", y="y", width=0.9, height=0.8, fill_color="color", line_color="line")
+    plain = f.rect(source=sources[0], **style)
+    hatched = f.rect(source=sources[1], hatch_pattern=hatch, hatch_color="#8a8a8a", hatch_alpha=0.6,
+                     hatch_scale=5, **style)
+    f.add_tools(HoverTool(renderers=[plain, hatched], tooltips="@what «@tok»"))
     f.grid.visible = False
-    return f, source
+    return f, sources[0], sources[1]
+
+
+def cell_columns(cells) -> tuple[dict, dict]:
+    """Cells as (x, y, colour, line colour, hatched, hover text, token) -> the plain ones' columns
+    and the hatched ones' (cell_figure's two sources)."""
+    out = ({k: [] for k in CELL_COLUMNS}, {k: [] for k in CELL_COLUMNS})
+    for x, y, color, line, hatched, what, tok in cells:
+        columns = out[bool(hatched)]
+        for k, v in zip(CELL_COLUMNS, (x, y, color, line, what, tok)):
+            columns[k].append(v)
+    return out
 
 
 def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
@@ -154,8 +172,8 @@ class SteppedSection(MeasuringSection):
 
 # -- Batching --------------------------------------------------------------------------------------
 
-SLOT_STYLE = {0: ("#f4f4f4", "#cfcfcf", "/"), 1: ("#bdbdbd", "#8a8a8a", " "), 2: (GREEN, "#00513b", " "),
-              3: (HIGHLIGHT, INK, " ")}          # app/batching.py's SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST
+SLOT_STYLE = {0: ("#f4f4f4", "#cfcfcf"), 1: ("#bdbdbd", "#8a8a8a"), 2: (GREEN, "#00513b"),
+              3: (HIGHLIGHT, INK)}          # app/batching.py's SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST
 POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "triangle", "dotdash"))
 
 
@@ -169,7 +187,7 @@ class BatchSection(SteppedSection):
         self.intro, self.state, self.texts, self.error = (beyond_pane() for _ in range(4))
         self.memory, self.proof, self.tensor_head, self.legend = (beyond_pane() for _ in range(4))
         n = self.view.n
-        self.tensor, self.cells = cell_figure(n, 180, Range1d(DEFAULT_B + 0.5, 0.5))
+        self.tensor, self.cells, self.padding = cell_figure(n, 180, Range1d(DEFAULT_B + 0.5, 0.5), "/")
         controls = self.measure_controls()
         self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
         self.plot_fig, self.lines = self.lab_figure()
@@ -240,25 +258,21 @@ class BatchSection(SteppedSection):
     def draw_tensor(self):
         c, t, vocab = self.current, self.t, self.view.ex.gpt.tokenizer.vocab
         kinds = c.slot_kinds()
-        data = {k: [] for k in self.cells.data}
         what = {0: t("batch_pad"), 1: t("batch_prompt"), 2: t("batch_sampled"), 3: t("batch_newest")}
+        cells = []
         for b, ids in enumerate(c.ids):
             first = c.slots - len(ids)
             for s in range(c.slots):
-                kind = int(kinds[b, s])
-                color, line, hatch = SLOT_STYLE[kind]
-                pos = s - first + 1
-                data["x"].append(s + 1)
-                data["y"].append(b + 1)
-                data["color"].append(color)
-                data["line"].append(line)
-                data["hatch"].append(hatch)
-                data["what"].append(t("batch_cell", b=b + 1, s=s + 1, what=what[kind], pos=pos if pos > 0 else "–"))
-                data["tok"].append(show_token(vocab[ids[pos - 1]]) if pos > 0 else "")
-        self.cells.data = data
-        self.tensor.y_range.start, self.tensor.y_range.end = c.B + 0.5, 0.5
-        self.tensor.height = 70 + 14 * c.B
-        self.tensor.yaxis.ticker = FixedTicker(ticks=list(range(1, c.B + 1)) if c.B <= 8 else [1] + list(range(4, c.B + 1, 4)))
+                kind, pos = int(kinds[b, s]), s - first + 1
+                color, line = SLOT_STYLE[kind]
+                cells.append((s + 1, b + 1, color, line, kind == 0,
+                              t("batch_cell", b=b + 1, s=s + 1, what=what[kind], pos=pos if pos > 0 else "–"),
+                              show_token(vocab[ids[pos - 1]]) if pos > 0 else ""))
+        self.cells.data, self.padding.data = cell_columns(cells)
+        if self.tensor.height != 70 + 14 * c.B:            # a new B: the figure's rows (not at every step)
+            self.tensor.y_range.start, self.tensor.y_range.end = c.B + 0.5, 0.5
+            self.tensor.height = 70 + 14 * c.B
+            self.tensor.yaxis.ticker.ticks = list(range(1, c.B + 1)) if c.B <= 8 else [1] + list(range(4, c.B + 1, 4))
 
     def draw_memory(self):
         from .batching import memory_values
@@ -305,7 +319,7 @@ class BatchSection(SteppedSection):
 
 # -- Speculative decoding ---------------------------------------------------------------------------
 
-COLUMN_STYLE = {0: ("#f7f7f7", "#e3e3e3", " "), 1: ("#bdbdbd", "#8a8a8a", " "), 3: ("#ffffff", VERMILLION, "x")}
+COLUMN_STYLE = {1: ("#bdbdbd", "#8a8a8a"), 3: ("#ffffff", VERMILLION)}     # kept, cut (EMPTY: not drawn)
 NEW_COLOR = {"target": (BLUE, "#003f63"), "draft": (ORANGE, "#8a5d00")}
 SPEED_STYLE = {"speedup": (INK, "circle", "solid"), "by_clock": (BLUE, "square", "dashed"),
                "count": (GREY, "triangle", "dotted")}
@@ -327,8 +341,12 @@ class SpecSection(SteppedSection):
         self.checks, self.counts, self.same, self.error = (beyond_pane() for _ in range(4))
         self.grid_head, self.grid_legend = beyond_pane(), beyond_pane()
         self.rows = self.grid_rows()
-        self.grid, self.cells = cell_figure(self.view.n, 40 + 24 * len(self.rows), Range1d(len(self.rows) + 0.5, 0.5))
-        self.grid.yaxis.ticker = FixedTicker(ticks=list(range(1, len(self.rows) + 1)))
+        self.grid, self.cells, self.cut = cell_figure(self.view.n, 40 + 24 * len(self.rows),
+                                                      Range1d(len(self.rows) + 0.5, 0.5), "x")
+        n_rows = len(self.rows)                      # the window: one empty band per row, drawn once
+        self.grid.rect(x=[(self.view.n + 1) / 2] * n_rows, y=list(range(1, n_rows + 1)), width=self.view.n,
+                       height=0.8, fill_color="#f7f7f7", line_color="#e3e3e3", level="underlay")
+        self.grid.yaxis.ticker.ticks = list(range(1, len(self.rows) + 1))
         controls = self.measure_controls()
         self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
         self.plot_fig, self.series = self.lab_figure()
@@ -462,24 +480,20 @@ class SpecSection(SteppedSection):
 
     def draw_grid(self):
         s, t = self.current, self.t
-        data = {k: [] for k in self.cells.data}
         tokens = s.ids if s.round is None else s.ids[:s.round.n] + s.round.drafts      # each column's token
         vocab = self.view.ex.gpt.tokenizer.vocab
-        names = {0: t("cell_future"), 1: t("spec_kept"), 2: "", 3: t("spec_cut")}
+        names = {1: t("spec_kept"), 3: t("spec_cut")}
+        cells = []
         for i, (m, layer, kind) in enumerate(self.rows):
-            states = s.columns(m)
-            new_fill, new_line = NEW_COLOR[m]
-            for p, st in enumerate(states):
-                fill, line, hatch = (new_fill, new_line, " ") if st == 2 else COLUMN_STYLE[int(st)]
-                data["x"].append(p + 1)
-                data["y"].append(i + 1)
-                data["color"].append(fill)
-                data["line"].append(line)
-                data["hatch"].append(hatch)
-                data["what"].append(f"{t(f'spec_row_{m}', kind=kind, l=layer + 1)} · {p + 1} · "
-                                    f"{t('spec_new_' + m) if st == 2 else names[int(st)]}")
-                data["tok"].append(show_token(vocab[tokens[p]]) if st and p < len(tokens) else "")
-        self.cells.data = data
+            for p, st in enumerate(s.columns(m)):
+                if st == 0:
+                    continue                         # not computed: the row's empty band
+                fill, line = NEW_COLOR[m] if st == 2 else COLUMN_STYLE[int(st)]
+                cells.append((p + 1, i + 1, fill, line, st == 3,
+                              f"{t(f'spec_row_{m}', kind=kind, l=layer + 1)} · {p + 1} · "
+                              f"{t('spec_new_' + m) if st == 2 else names[int(st)]}",
+                              show_token(vocab[tokens[p]]) if p < len(tokens) else ""))
+        self.cells.data, self.cut.data = cell_columns(cells)
 
     # -- the clock ---------------------------------------------------------------------------------
     def new_lab(self):

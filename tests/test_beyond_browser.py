@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from app.batching import PROMPTS
 from app.i18n import size
@@ -49,7 +50,7 @@ def click_and_wait(page, button: str, testid: str, attr: str, value) -> None:
 
 
 def test_batching_in_the_browser(browser, app_url, gpt):
-    page, requests = open_app(browser, app_url, "?lang=es&seed=2", width=1280)
+    page, requests = open_app(browser, app_url, "?lang=es&seed=2&speed=2", width=1280)
     wait_t(page, 2)
     if static(app_url):
         assert page_modules(page).isdisjoint(LAZY)                 # a fresh page has none of it
@@ -69,6 +70,16 @@ def test_batching_in_the_browser(browser, app_url, gpt):
     assert slots == max(len(gpt.tokenizer.encode(p)) for p in PROMPTS[:8]) + 5
     assert tensor == 8 * row == 8 * cost.cache_numbers(2, 64, slots) * 8       # B times one conversation's row
     assert float(page.locator("[data-testid=batch-proof]").get_attribute("data-diff")) < 1e-12
+    page.get_by_role("button", name="Animar el lote", exact=True).click()        # it plays by itself
+    expect(page.locator("[data-testid=batch-state]")).to_have_attribute(
+        "data-steps", re.compile(r"^(?:[89]|[1-9]\d+)$"), timeout=30000)           # 8 steps or more
+    page.get_by_role("button", name="Pausa", exact=True).click()
+    page.get_by_role("button", name="Animar el lote", exact=True).wait_for()    # paused: no step pending
+    paused = int(page.locator("[data-testid=batch-state]").get_attribute("data-steps"))
+    click_and_wait(page, "Avanzar el lote", "batch-state", "data-steps", paused + 1)
+    click_and_wait(page, "Reiniciar el lote", "batch-state", "data-steps", 0)
+    for i in range(1, 6):
+        click_and_wait(page, "Avanzar el lote", "batch-state", "data-steps", i)
     if static(app_url):
         loaded = page_modules(page)
         assert {"model.batch", "app.batching"} <= loaded and loaded.isdisjoint({"model.speculative", "app.speculation"})
