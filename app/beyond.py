@@ -15,6 +15,7 @@ from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, Legen
 from bokeh.plotting import figure
 
 from . import clock
+from .fields import WRAP_LABEL
 from .i18n import num, sci, size
 from .parts import error_html, esc
 from .sections import MeasuringSection
@@ -114,7 +115,7 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
     """A plot of a few series over the same x, each a line with its markers and a legend entry, hidden
     until there is something to show. styles: key -> (colour, marker, dash).
     -> (figure, {key: (source with x and y, legend item)})."""
-    f = figure(height=240, sizing_mode="stretch_width", x_range=x_range, toolbar_location=None, tools="",
+    f = figure(height=300, sizing_mode="stretch_width", x_range=x_range, toolbar_location=None, tools="",
                min_border_left=10, visible=False, **kw)
     f.xaxis.ticker = FixedTicker(ticks=list(ticks))
     f.y_range.start = 0
@@ -124,8 +125,7 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
         line = f.line("x", "y", source=src, color=color, line_width=2, line_dash=dash)
         dots = f.scatter("x", "y", source=src, marker=marker, size=8, color=color)
         series[key] = (src, LegendItem(label="", renderers=[line, dots]))
-    f.add_layout(Legend(items=[item for _, item in series.values()], location="top_right",
-                        background_fill_alpha=0.85))
+    f.add_layout(Legend(items=[item for _, item in series.values()], border_line_alpha=0), "below")   # off the data
     f.add_tools(HoverTool(tooltips=tooltips))
     f.outline_line_color = None
     return f, series
@@ -335,7 +335,8 @@ class SpecSection(SteppedSection):
         from . import checkpoints
         self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
         self.k = pn.widgets.IntSlider(start=1, end=8, value=DEFAULT_K, width=260)
-        self.greedy = pn.widgets.RadioButtonGroup(options={"": False, " ": True}, value=False, width=420)
+        self.greedy = pn.widgets.RadioBoxGroup(options={"": False, " ": True}, value=False, inline=False,
+                                               stylesheets=[WRAP_LABEL], sizing_mode="stretch_width", max_width=420)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
         self.intro, self.phase, self.text, self.marks_legend = (beyond_pane() for _ in range(4))
         self.checks, self.counts, self.same, self.error = (beyond_pane() for _ in range(4))

@@ -211,6 +211,7 @@ class SpecLab(Stepwise):
 
 
 FASTER, SLOWER = 1.05, 0.95       # measured speed-ups beyond these: "faster" / "slower" here
+NEAR = 1.3                        # c by the clock, or a check in steps, under this share of the count / of one: "about"
 
 
 def spec_sentences(s: dict, lang: str) -> list[tuple[str, dict]]:
@@ -225,4 +226,6 @@ def spec_sentences(s: dict, lang: str) -> list[tuple[str, dict]]:
               "promise": x2(s["promise"]), "kp": s["promise_k"], "count0": x2(first["count"])}
     verdict = ("spec_faster" if best["speedup"] >= FASTER else
                "spec_slower" if best["speedup"] <= SLOWER else "spec_even")
-    return [("spec_alpha", values), (verdict, values), ("spec_why", values), ("spec_count", values)]
+    c = "spec_c_high" if s["c_clock"] >= NEAR * s["c_count"] else "spec_c_near"
+    check = "spec_check_high" if max(first["check_x"], last["check_x"]) >= NEAR else "spec_check_near"
+    return [(key, values) for key in ("spec_alpha", verdict, "spec_assumes", c, check, "spec_count")]

@@ -112,7 +112,7 @@ def test_speculative_decoding_in_the_browser(browser, app_url, gpt):
     if static(app_url):
         assert [u for u in draft_requests(requests) if "minigpt" in u]
         assert {"model.speculative", "app.speculation"} <= page_modules(page)
-    page.get_by_role("button", name="Greedy: always the most likely", exact=True).click()
+    page.get_by_role("radio", name="Greedy: always the most likely", exact=True).check()
     page.locator("[data-testid=spec-same][data-same='True']").wait_for()
     for _ in range(3):
         for phase in ("draft", "check", "decide"):
