@@ -693,7 +693,7 @@ def app_tree(dest: Path, fallbacks=()) -> None:
             rel = p.relative_to(ROOT)
             if not p.is_file() or "__pycache__" in rel.parts or p.suffix in (".pyc",):
                 continue
-            if p.suffix not in (".py", ".js", ".css") and "weights" not in rel.parts:
+            if p.suffix not in (".py", ".js", ".css", ".html") and "weights" not in rel.parts:
                 continue
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, dest / rel)

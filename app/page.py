@@ -5,13 +5,13 @@
 Top to bottom: title and introduction (unless embedded), notices about the URL, the text,
 the controls, the error of the last step, the cache grid, the cost bars, the numbers, the
 clock, advanced settings, the data table, then the sections below the figure (each built
-when first opened) and the two invisible helpers (keyboard and live region; code sandbox).
+when first opened) and the invisible helpers (keyboard and live region; code sandbox; the page's state).
 """
 from __future__ import annotations
 
 import panel as pn
 
-from .a11y import A11y
+from .a11y import A11y, use_accessible_design
 from .figures import CacheGrid, ClockPlot, CostBars
 from .i18n import tr
 from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, PageState, Readouts,
@@ -24,14 +24,15 @@ class Explorable(pn.viewable.Viewer):
     def __init__(self, session, **params):
         super().__init__(**params)
         self.session = session
+        use_accessible_design()
         session.dispatch = pn.io.unlocked            # redraws reach the browser from any callback
-        self.a11y = A11y(sizing_mode="stretch_width")
+        self.a11y = A11y(height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
         self.controls, self.error = Controls(session, self.a11y), ErrorBox(session)
         self.grid, self.bars, self.readouts, self.clock = (CacheGrid(session), CostBars(session), Readouts(session),
                                                            ClockPlot(session))
-        self.advanced, self.table = AdvancedSettings(session, self.a11y), DataTable(session)
+        self.advanced, self.table = AdvancedSettings(session), DataTable(session)
         self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
         self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self)]
@@ -40,7 +41,7 @@ class Explorable(pn.viewable.Viewer):
         self.layout = pn.Column(
             self.header, self.notices, self.text, self.controls, self.error, self.grid, self.bars, self.readouts,
             self.clock, self.advanced, self.table, self.more_heading, *[s.card for s in self.sections],
-            self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
+            self.a11y, self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 
     # what the sections use
     @property
@@ -60,6 +61,7 @@ class Explorable(pn.viewable.Viewer):
 
     def relabel(self):
         self.more_heading.object = f"<h2>{esc(tr(self.lang, 'more_heading'))}</h2>"
+        self.a11y.lang = self.lang
 
     def __panel__(self):
         return self.layout

@@ -16,6 +16,7 @@ from . import clock
 from .i18n import num, sci, tr
 from .settings import CACHE, FULL
 from .style import CSS, MODE_SWITCH_CSS, show_token
+from .widgets import Disclosure, RangeInput
 
 MAX_NOTICES = 3           # notices listed one by one; the rest are counted in one line
 MAX_NOTICE_VALUE = 60     # characters of a bad value shown
@@ -27,6 +28,12 @@ def esc(s) -> str:
 
 def html_pane(**kw):
     return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
+
+
+def scroll_region(label: str, inner: str) -> str:
+    """A wide table in a region of its own that scrolls sideways on a narrow screen (the page never
+    does), reachable with the keyboard and named for screen readers."""
+    return f"<div class='table-scroll' role='region' tabindex='0' aria-label='{esc(label)}'>{inner}</div>"
 
 
 def defer(fn) -> None:
@@ -239,7 +246,7 @@ class DataTable(Part):
 
     def build(self):
         self.table = html_pane()
-        self.layout = pn.Card(self.table, collapsed=True, sizing_mode="stretch_width")
+        self.layout = Disclosure(self.table)
         self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
 
     def relabel(self):
@@ -261,8 +268,9 @@ class DataTable(Part):
             rows.append(f"<tr{cls}><td>{p}</td><td class='tok'>{esc(show_token(toks[p - 1]))}</td>"
                         f"<td>{num(ex.cost_cached[p - 1], lang)}</td><td>{num(ex.cost_full[p - 1], lang)}</td>"
                         f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>")
-        self.table.object = (f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
-                             f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        self.table.object = scroll_region(self.t("table_heading"), (
+            f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
+            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"))
 
 
 class PageState(Part):
@@ -308,7 +316,7 @@ class Controls(Part):
         self.reset_button = pn.widgets.Button(color="default", width=130)
         self.mode_switch = linked(pn.widgets.RadioButtonGroup, settings.param.mode, width=280,
                                   stylesheets=[MODE_SWITCH_CSS])
-        self.speed = linked(pn.widgets.IntSlider, settings.param.speed, width=220)
+        self.speed = RangeInput.linked(settings.param.speed, width=220)
         self.step_button.on_click(lambda _e: self.do("step"))
         self.reset_button.on_click(lambda _e: self.do("reset"))
         self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
@@ -323,8 +331,7 @@ class Controls(Part):
         self.step_button.name, self.reset_button.name = t("step"), t("reset")
         self.play_button.name = t("pause") if self.play_button.value else t("play")
         self.mode_switch.options = {t("mode_cache"): CACHE, t("mode_full"): FULL}
-        self.speed.name = t("speed")
-        self.a11y.help_text = t("keyboard")
+        self.speed.label = t("speed")
 
     # -- actions: safe in any state, as often as a reader clicks ------------------------------
     def do(self, command: str):
@@ -395,27 +402,24 @@ class Controls(Part):
 
 
 class AdvancedSettings(Part):
-    """Language, seed and top-p; a link to the current state; the keyboard's help (A11y)."""
+    """Language, seed and top-p; a link to the current state; the keyboard's help."""
 
     LANGUAGES = {"Español": "es", "English": "en", "Português": "pt"}
-
-    def __init__(self, session, a11y, **params):
-        self.a11y = a11y
-        super().__init__(session, **params)
 
     def build(self):
         settings = self.session.settings
         self.lang_select = linked(pn.widgets.RadioButtonGroup, settings.param.lang, options=self.LANGUAGES, width=270)
         self.seed = linked(pn.widgets.IntInput, settings.param.seed, width=140)
-        self.top_p = linked(pn.widgets.FloatSlider, settings.param.top_p, throttled=True, width=220)
-        self.share = html_pane()
-        self.layout = pn.Card(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"), self.share, self.a11y,
-                              collapsed=True, sizing_mode="stretch_width")
+        self.top_p = RangeInput.linked(settings.param.top_p, digits=2, width=220)
+        self.share, self.keys = html_pane(), html_pane()
+        self.layout = Disclosure(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"), self.share,
+                                 self.keys)
         self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
 
     def relabel(self):
         self.layout.title = self.t("advanced")
-        self.lang_select.name, self.seed.name, self.top_p.name = self.t("language"), self.t("seed"), self.t("top_p")
+        self.lang_select.name, self.seed.name, self.top_p.label = self.t("language"), self.t("seed"), self.t("top_p")
+        self.keys.object = f"<p class='explain'>{esc(self.t('keyboard'))}</p>"
         self.redraw()
 
     def redraw(self):

@@ -1,0 +1,52 @@
+// Scripts of app/a11y.py A11y: the polite live region, the page's language, its state on <body>,
+// prefers-reduced-motion, and the keyboard (never on a key the focused control needs itself).
+// @script message
+region.textContent = data.message;
+// @script lang
+document.documentElement.lang = data.lang;
+// @script page_state
+const get = (k) => data.page_state instanceof Map ? data.page_state.get(k) : (data.page_state || {})[k];
+if (get('query') !== undefined) document.body.dataset.kvState = get('query');
+if (get('weights') !== undefined) document.body.dataset.kvWeights = get('weights');
+// @script render
+self.page_state();
+self.lang();
+region.textContent = data.message;
+const media = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;
+data.reduced_motion = !!(media && media.matches);
+if (media && media.addEventListener) {
+  media.addEventListener('change', (e) => { data.reduced_motion = e.matches; });
+}
+const keys = {ArrowRight: 'step', n: 'step', N: 'step', ' ': 'play', p: 'play', P: 'play',
+              c: 'toggle', C: 'toggle', r: 'reset', R: 'reset'};
+// what the focused element is, for the keys it needs: its ARIA role, else its native one
+const roleOf = (el, tag, type) => {
+  const role = el.getAttribute('role');
+  if (role) return role;
+  if (tag === 'input') return {radio: 'radio', checkbox: 'checkbox', range: 'slider', number: 'spinbutton',
+                               button: 'button', submit: 'button', reset: 'button'}[type] || 'textbox';
+  return {button: 'button', select: 'listbox', textarea: 'textbox', summary: 'button'}[tag] || '';
+};
+// keys the focused element needs for itself: leave them alone
+const ownKey = (el, key) => {
+  if (!el || !el.tagName) return false;
+  const tag = el.tagName.toLowerCase();
+  const role = roleOf(el, tag, (el.getAttribute('type') || '').toLowerCase());
+  if (role === 'textbox' || role === 'listbox' || role === 'combobox' || el.isContentEditable) return true;
+  if (['button', 'radio', 'checkbox', 'switch', 'link'].includes(role) && key === ' ') return true;
+  if (['slider', 'radio', 'spinbutton', 'tab', 'listbox', 'menuitem'].includes(role) && key.startsWith('Arrow')) return true;
+  return false;
+};
+if (window.__kvExplorableKeys) {
+  document.removeEventListener('keydown', window.__kvExplorableKeys);
+}
+window.__kvExplorableKeys = (event) => {
+  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+  const name = keys[event.key];
+  if (!name) return;
+  const target = event.composedPath ? event.composedPath()[0] : event.target;
+  if (ownKey(target, event.key)) return;
+  event.preventDefault();
+  data.command = name + ':' + Date.now() + ':' + Math.random();
+};
+document.addEventListener('keydown', window.__kvExplorableKeys);

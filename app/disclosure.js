@@ -1,0 +1,11 @@
+// Scripts of app/widgets.py Disclosure: a heading whose button opens and closes its section
+// (the WAI-ARIA disclosure pattern: a real <button> with aria-expanded).
+// @script render
+button.setAttribute('aria-expanded', String(data.expanded));
+label.textContent = data.label;
+// @script expanded
+button.setAttribute('aria-expanded', String(data.expanded));
+// @script label
+label.textContent = data.label;
+// @script toggle
+data.expanded = !data.expanded;
