@@ -11,6 +11,7 @@ if (get('weights') !== undefined) document.body.dataset.kvWeights = get('weights
 // @script render
 self.page_state();
 self.lang();
+self.quiet_spinners();
 region.textContent = data.message;
 const media = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;
 data.reduced_motion = !!(media && media.matches);
@@ -50,3 +51,47 @@ window.__kvExplorableKeys = (event) => {
   data.command = name + ':' + Date.now() + ':' + Math.random();
 };
 document.addEventListener('keydown', window.__kvExplorableKeys);
+// @script quiet_spinners
+// Bokeh's number inputs draw two unnamed arrow buttons beside the field: the field itself takes
+// ArrowUp/ArrowDown, so the buttons stay for the mouse and leave the keyboard's and screen readers'
+// way (no unnamed, focusable buttons). Every shadow root, now and later, is watched for them.
+const quiet = (root) => {
+  for (const b of root.querySelectorAll('.bk-spin-btn:not([aria-hidden])')) {
+    b.tabIndex = -1;
+    b.setAttribute('aria-hidden', 'true');
+  }
+};
+const watched = window.__kvWatchedRoots || (window.__kvWatchedRoots = new WeakSet());
+const watch = (root) => {
+  if (watched.has(root)) return;
+  watched.add(root);
+  quiet(root);
+  walk(root);
+  new MutationObserver((changes) => {
+    quiet(root);
+    for (const change of changes) {
+      for (const node of change.addedNodes) {
+        if (node.nodeType !== 1) continue;
+        if (node.shadowRoot) watch(node.shadowRoot);
+        walk(node);
+      }
+    }
+  }).observe(root, {childList: true, subtree: true});
+};
+// shadow roots below `node`, however deep (each watched once)
+const walk = (node) => {
+  for (const el of node.querySelectorAll('*')) {
+    if (el.shadowRoot) watch(el.shadowRoot);
+  }
+};
+if (!window.__kvQuietSpinners) {
+  window.__kvQuietSpinners = true;
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attach.call(this, init);
+    queueMicrotask(() => watch(root));
+    return root;
+  };
+}
+watch(document);                          // and the roots made before this script ran, once they are
+requestAnimationFrame(() => walk(document));   // in the page
