@@ -9,8 +9,9 @@
 
 What ends up in dist/ (self-contained):
     index.html, embed.html, _headers          (no-cache; everything else is immutable)
-    assets/   loader, worker, CSS, BokehJS + Panel JS, HTML snapshots of the initial state (one per
-              language; the default one is also inline in index.html), the site's
+    assets/   loader, worker, CSS, BokehJS + Panel JS, HTML previews of every state a URL can ask for
+              (states-<hash>/LANG-MODE-T.html and their grid image; the default one is also inline in
+              index.html), the site's
               Pyodide lock file, the lazy-module index, the app archive (app/ + model/ + checkpoint);
               names carry content hashes
     packages/<hash>/*.whl                     numpy, pyyaml, markupsafe, packaging and slimmed pure wheels
@@ -88,22 +89,6 @@ GZIP_SUFFIXES = {".js", ".css", ".json", ".html", ".wasm", ".svg", ".map", ".txt
 CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; "
        "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
        "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'")
-
-EMBED_IFRAME = """\
-<iframe class="kv-explorable" src="./index.html?lang=es"
-        title="La caché de claves y valores (explorable)"
-        width="100%" height="2000" loading="lazy"
-        style="border: 0; display: block; max-width: 1200px;"
-        sandbox="allow-scripts allow-same-origin allow-popups"></iframe>
-<script>
-  // Optional: fit the frame to the explorable's height (it posts it when it changes).
-  addEventListener("message", (event) => {
-    if (!event.data || event.data.type !== "kv-explorable:height") return;
-    for (const frame of document.querySelectorAll("iframe.kv-explorable")) {
-      if (frame.contentWindow === event.source) frame.style.height = event.data.height + "px";
-    }
-  });
-</script>"""
 
 
 class BuildError(RuntimeError):
@@ -505,7 +490,7 @@ def top_level_imports(tree: Path) -> list[str]:
 # --------------------------------------------------------------------------------------
 
 PRERENDER = r"""
-import json, os, re, sys
+import base64, json, os, re, sys
 os.environ["PANEL_CDN_ROOT"] = sys.argv[2]
 os.environ.setdefault("BOKEH_RESOURCES", "cdn")
 sys.path.insert(0, sys.argv[1])
@@ -515,8 +500,8 @@ from panel.io.convert import PYODIDE_VERSION
 from panel.io.document import MockSessionContext
 from panel.io.resources import Resources, bundle_resources
 from panel.io.state import set_curdoc, state
-from app.main import create_view
-from app.snapshot import render
+from app.main import create_view, load_model, settings_for
+from app.snapshot import GRID_URL, PROGRESS, render_states, style
 
 try:  # the languages the app declares (app/i18n.py), else Spanish and English
     from app.i18n import LANGS
@@ -527,7 +512,9 @@ try:
 except ImportError:
     DEFAULT_LANG = LANGS[0]
 out = {"pyodide_version": PYODIDE_VERSION.lstrip("v"), "panel_version": panel.__version__,
-       "bokeh_version": bokeh.__version__, "docs": {}, "js": [], "css": [], "default_lang": DEFAULT_LANG}
+       "bokeh_version": bokeh.__version__, "states": {}, "js": [], "css": [], "default_lang": DEFAULT_LANG,
+       "snapshot_style": style(), "grid_placeholder": GRID_URL, "progress_marker": PROGRESS,
+       "query": settings_for(None, load_model()).url_rules()}
 for lang in LANGS:
     doc = Document()
     doc._session_context = lambda: MockSessionContext(document=doc)
@@ -536,8 +523,12 @@ for lang in LANGS:
         view.layout.server_doc(doc)
         state._on_load(None)
         js, css = bundle_resources(doc.roots, Resources(mode="cdn"))
-    # the first paint: the initial state as plain HTML (app/snapshot.py)
-    out["docs"][lang] = {"html": render(view)}
+    # the first paint: every state a URL can ask for (default seed and top-p), as plain HTML (app/snapshot.py)
+    for name, data in render_states(create_view, lang):
+        if name == "grid":
+            out["grid"] = base64.b64encode(data).decode()
+        else:
+            out["states"][name] = data
     for url in re.findall(r'<script[^>]*\bsrc="([^"]+)"', js):
         if url not in out["js"]:
             out["js"].append(url)
@@ -832,12 +823,16 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
             continue  # already copied under panel/<version>/dist/
         raise BuildError(f"unexpected page stylesheet {url}: add a rule for it in build.py")
 
-    # First paint: the app's HTML snapshot (app/snapshot.py) of each language; the default one is
+    # First paint: the app's HTML preview (app/snapshot.py) of every state a URL can ask for with the
+    # default seed and top-p (language, mode, t), in one folder named by their hash; the default one is
     # also written into index.html (it shows before any script runs), the others are fetched.
-    snapshots = {}
-    for lang, doc in pre["docs"].items():
-        snapshots[lang] = site.add_hashed("assets", f"snapshot-{lang}.html", rewrite(doc["html"]).encode())
-    inline = rewrite(pre["docs"][pre["default_lang"]]["html"])
+    grid_url = site.add_hashed("assets", "grid.png", base64.b64decode(pre["grid"]))
+    states = {name: rewrite(doc).replace(pre["grid_placeholder"], grid_url) for name, doc in sorted(pre["states"].items())}
+    folder = "assets/states-" + sha256_bytes(json.dumps(states).encode())[:10] + "/"
+    for name, doc in states.items():
+        site.add(folder + name, doc.encode())
+    default_state = f"{pre['default_lang']}-cache-{pre['query']['params']['t']['bounds'][0]}"
+    inline_top, inline_bottom = states[default_state + ".html"].split(pre["progress_marker"])
 
     # Runtime, packages and the site's own Pyodide lock file.
     if cdn:
@@ -898,22 +893,25 @@ def _build(out, cache, cdn, pyodide_wheels, lock, prerender, t_start) -> Path:
                "pyodide": pyodide_js, "indexURL": index_url, "stdLibURL": stdlib_url, "lockFileURL": lock_url,
                "packageBaseUrl": "./", "packages": ["numpy"]}
     loader_url = site.add_hashed("assets", "loader.js", (STATIC / "loader.js").read_bytes())
+    urlquery_url = site.add_hashed("assets", "urlquery.js", (STATIC / "urlquery.js").read_bytes())
     css_url = site.add_hashed("assets", "style.css", (STATIC / "style.css").read_bytes())
     icon_url = site.add_hashed("assets", "favicon.svg", (STATIC / "favicon.svg").read_bytes())
     config = {
         "pyodide": pyodide_js, "indexURL": index_url, "stdlib": stdlib_url, "lock": lock_url,
         "packageBaseUrl": "./", "packages": sorted(packages), "app": app_url, "worker": worker_url, "lazy": lazy_url,
-        "panelCdnRoot": "panel/", "snapshots": snapshots, "defaultLang": pre["default_lang"],
-        "inlineSnapshot": pre["default_lang"], "sandbox": sandbox,
+        "panelCdnRoot": "panel/", "states": folder, "defaultLang": pre["default_lang"],
+        "inlineState": default_state, "progressMarker": pre["progress_marker"], "query": pre["query"],
+        "sandbox": sandbox,
     }
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     html = (html.replace("{{CONFIG}}", json.dumps(config, indent=1).replace("</", "<\\/"))
                 .replace("{{LOADER}}", loader_url).replace("{{CSS}}", css_url).replace("{{ICON}}", icon_url)
                 .replace("{{PAGE_SCRIPTS}}", "\n".join(page_scripts))
-                .replace("{{SNAPSHOT}}", inline).replace("{{SNAPSHOT_LANG}}", pre["default_lang"]))
+                .replace("{{URLQUERY}}", urlquery_url).replace("{{SNAPSHOT_STATE}}", default_state)
+                .replace("{{SNAPSHOT_TOP}}", pre["snapshot_style"] + inline_top)
+                .replace("{{SNAPSHOT_BOTTOM}}", inline_bottom))
     site.add("index.html", html.encode())
-    site.add("embed.html", (STATIC / "embed.html").read_text(encoding="utf-8")
-             .replace("{{IFRAME}}", EMBED_IFRAME).encode())
+    site.add("embed.html", STATIC / "embed.html")            # the documented snippet, src = this folder
     site.add("_headers", HEADERS_FILE.encode())
     info = {"pyodide": version, "panel": pre["panel_version"], "bokeh": pre["bokeh_version"], "cdn": cdn,
             "csp": CSP + ("" if not cdn else f" (add {PYODIDE_CDN.format(version=version)} to script-src and connect-src)"),

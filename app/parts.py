@@ -127,7 +127,10 @@ def cut(s: str, limit: int = MAX_NOTICE_VALUE) -> str:
 
 
 class TokenText(Part):
-    """The text so far, one box per token: the prompt's dashed, the newest highlighted."""
+    """The text so far, one box per token: the prompt's dashed, the newest highlighted. A box never
+    breaks across lines; its spaces show as faint dots (still spaces for screen readers and copying);
+    a newline shows as ⏎ at the end of its line, then the line breaks; two or more in a row end the
+    paragraph (one gap, not a line holding a lone ⏎)."""
 
     def build(self):
         self.layout = html_pane()
@@ -141,10 +144,29 @@ class TokenText(Part):
             if s.strip("\n") == "":
                 cls.append("nl")
             title = self.t("prompt_token" if i < ex.n_prompt else "sampled_token") + f" {i + 1}"
-            spans.append(f"<span class='{' '.join(cls)}' title='{esc(title)}'>{esc(show_token(s))}</span>"
-                         + "<br>" * min(s.count("\n"), 1))
+            spans.append(f"<span class='{' '.join(cls)}' title='{esc(title)}'>{token_html(s)}</span>")
+            spans.append(line_break(toks, i))
         self.layout.object = (f"<p><span class='tpos'>{self.t('position', t=ex.t, n=self.n)}</span></p>"
                               f"<div class='text' lang='es'>{''.join(spans)}</div>")
+
+
+def token_html(s: str) -> str:
+    """A token's text: newlines as ⏎, each space a real space drawn as a faint dot."""
+    return esc(show_token(s)).replace(" ", "<span class='sp'> </span>")
+
+
+def line_break(toks: list[str], i: int) -> str:
+    """What follows token i: nothing, a line break after the last of a run of newlines, or the end of
+    a paragraph after two or more."""
+    if not toks[i].endswith("\n") or (i + 1 < len(toks) and toks[i + 1].startswith("\n")):
+        return ""
+    run = 0
+    for s in reversed(toks[:i + 1]):
+        if s.strip("\n"):
+            run += len(s) - len(s.rstrip("\n"))
+            break
+        run += len(s)
+    return "<br>" if run == 1 else "<span class='para'></span>"
 
 
 class ErrorBox(Part):

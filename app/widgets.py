@@ -76,6 +76,7 @@ class RangeInput(ReactiveHTML):
         """A range over a numeric parameter's bounds and step, linked both ways to it."""
         owner, name = parameter.owner, parameter.name
         lo, hi = parameter.bounds
+        kw.setdefault("margin", (5, 10))
         widget = cls(value=getattr(owner, name), start=lo, end=hi, step=parameter.step or 1, digits=digits, **kw)
         owner.param.watch(lambda e: setattr(widget, "value", e.new), name)
         widget.param.watch(lambda e: setattr(owner, name, type(getattr(owner, name))(e.new)), "value")

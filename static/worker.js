@@ -1,7 +1,8 @@
 /* Web Worker: boots Pyodide, installs the packages listed in the site's own
  * lock file, unpacks the app archive, runs create_app(query) and keeps the
  * Python document in sync with the page (same protocol as Panel's
- * pyodide-worker template: render / rendered / patch / idle / location).
+ * pyodide-worker template: render / rendered / patch / idle; the app reads
+ * the URL once, from the query given at start, so no "location" message).
  *
  * The page sends {type: "start", config} first; every URL in config is
  * absolute (resolved by the page against its own address).
@@ -266,18 +267,5 @@ json.dumps(sorted(n for n, m in list(sys.modules.items())
                   if (getattr(getattr(m, "__spec__", None), "origin", None) or "").endswith(".py")))
 `);
     post({ type: "modules", modules: JSON.parse(out), count: Object.keys(pyodide.loadedPackages).length });
-  } else if (msg.type === "location") {
-    pyodide.globals.set("location", msg.location);
-    await pyodide.runPythonAsync(`
-import json
-from panel.io.state import state
-from panel.util import edit_readonly
-if state.location:
-    loc_data = json.loads(location)
-    with edit_readonly(state.location):
-        state.location.param.update({
-            k: v for k, v in loc_data.items() if k in state.location.param
-        })
-`);
   }
 };
