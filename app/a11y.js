@@ -11,7 +11,8 @@ if (get('weights') !== undefined) document.body.dataset.kvWeights = get('weights
 // @script render
 self.page_state();
 self.lang();
-self.quiet_spinners();
+self.keep_focus();
+self.watch_roots();
 region.textContent = data.message;
 const media = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;
 data.reduced_motion = !!(media && media.matches);
@@ -51,24 +52,30 @@ window.__kvExplorableKeys = (event) => {
   data.command = name + ':' + Date.now() + ':' + Math.random();
 };
 document.addEventListener('keydown', window.__kvExplorableKeys);
-// @script quiet_spinners
-// Bokeh's number inputs draw two unnamed arrow buttons beside the field: the field itself takes
-// ArrowUp/ArrowDown, so the buttons stay for the mouse and leave the keyboard's and screen readers'
-// way (no unnamed, focusable buttons). Every shadow root, now and later, is watched for them.
+// @script watch_roots
+// Every shadow root of the page, now and later, is watched: for Bokeh's number inputs, which draw
+// two unnamed arrow buttons beside the field (the field itself takes ArrowUp/ArrowDown, so the
+// buttons stay for the mouse and leave the keyboard's and screen readers' way), for the figures'
+// focusable event layers, and for the focus (keep_focus).
 const quiet = (root) => {
   for (const b of root.querySelectorAll('.bk-spin-btn:not([aria-hidden])')) {
     b.tabIndex = -1;
     b.setAttribute('aria-hidden', 'true');
   }
+  // a figure's event layer takes the focus for keyboard tools: these figures have none (hovering is
+  // for the mouse; the data table says the same to the keyboard), so it is no stop on the Tab path
+  for (const layer of root.querySelectorAll('.bk-events[tabindex="0"]')) layer.tabIndex = -1;
 };
 const watched = window.__kvWatchedRoots || (window.__kvWatchedRoots = new WeakSet());
 const watch = (root) => {
   if (watched.has(root)) return;
   watched.add(root);
+  root.addEventListener('focusin', () => window.__kvRecordFocus && window.__kvRecordFocus());
   quiet(root);
   walk(root);
   new MutationObserver((changes) => {
     quiet(root);
+    if (window.__kvRefocus) window.__kvRefocus(root);
     for (const change of changes) {
       for (const node of change.addedNodes) {
         if (node.nodeType !== 1) continue;
@@ -84,8 +91,8 @@ const walk = (node) => {
     if (el.shadowRoot) watch(el.shadowRoot);
   }
 };
-if (!window.__kvQuietSpinners) {
-  window.__kvQuietSpinners = true;
+if (!window.__kvWatchingRoots) {
+  window.__kvWatchingRoots = true;
   const attach = Element.prototype.attachShadow;
   Element.prototype.attachShadow = function (init) {
     const root = attach.call(this, init);
@@ -95,3 +102,34 @@ if (!window.__kvQuietSpinners) {
 }
 watch(document);                          // and the roots made before this script ran, once they are
 requestAnimationFrame(() => walk(document));   // in the page
+// @script keep_focus
+// Bokeh redraws a button when its label changes (Animar -> Pausa, a new language): the focused element
+// is replaced and the focus falls to the page, where a keyboard user loses their place. The control
+// that takes its place (same kind, same position in the same shadow root) gets the focus back.
+if (!window.__kvRefocus) {
+  let last = null;
+  const deepest = () => {
+    let el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    return el;
+  };
+  const kindOf = (el) => el.tagName.toLowerCase() + [...el.classList].filter((c) => c !== 'bk-active')
+    .map((c) => '.' + CSS.escape(c)).join('');
+  // focusin, on every shadow root (app/a11y.js watch): a move inside one shadow tree does not reach
+  // the document
+  window.__kvRecordFocus = () => {
+    const el = deepest();
+    if (!el || el === document.body) return;
+    const root = el.getRootNode();
+    const kind = kindOf(el);
+    last = {el, root, kind, index: [...root.querySelectorAll(kind)].indexOf(el)};
+  };
+  window.__kvRefocus = (root) => {
+    if (!last || last.root !== root || last.el.isConnected) return;
+    const now = deepest();                   // the page, or the host whose content was redrawn
+    if (now && now !== document.body && now.shadowRoot !== root) return;
+    const same = [...root.querySelectorAll(last.kind)];
+    const next = same[last.index] || same[0];
+    if (next) next.focus({preventScroll: true});
+  };
+}
