@@ -1,5 +1,6 @@
 // Scripts of app/widgets.py Disclosure: a heading whose button opens and closes its section
-// (the WAI-ARIA disclosure pattern: a real <button> with aria-expanded).
+// (the WAI-ARIA disclosure pattern: a real <button> with aria-expanded). A press goes to Python, which
+// opens (and on the first time builds) the section and answers with `expanded`.
 // @script render
 button.setAttribute('aria-expanded', String(data.expanded));
 label.textContent = data.label;
@@ -8,4 +9,4 @@ button.setAttribute('aria-expanded', String(data.expanded));
 // @script label
 label.textContent = data.label;
 // @script toggle
-data.expanded = !data.expanded;
+data.presses += 1;

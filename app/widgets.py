@@ -18,7 +18,9 @@ WIDGETS_CSS = stylesheet("widgets")
 
 
 class DisclosureButton(ReactiveHTML):
-    expanded = param.Boolean(default=False)
+    expanded = param.Boolean(default=False, doc="Set by Python once the section is open (and built): then "
+                                                "aria-expanded says so, with the content there to read.")
+    presses = param.Integer(default=0, doc="The reader pressed the button (click, Enter or Space).")
     label = param.String(default="")
 
     _template = template("disclosure")
@@ -38,8 +40,9 @@ class Disclosure(pn.viewable.Viewer):
                               styles={"border": "1px solid #c4cbd3", "border-top": "0", "padding": "6px 10px",
                                       "border-radius": "0 0 6px 6px", "box-sizing": "border-box"})
         self.layout = pn.Column(self.button, self.body, sizing_mode="stretch_width", margin=margin)
-        self.button.param.watch(lambda e: setattr(self, "collapsed", not e.new), "expanded")
-        self.param.watch(self._collapsed, "collapsed")
+        self.button.param.watch(lambda _e: setattr(self, "collapsed", not self.collapsed), "presses")
+        # after every other watcher (a section builds its content in one): aria-expanded comes last
+        self.param.watch(self._collapsed, "collapsed", precedence=10)
         self.param.watch(lambda e: setattr(self.button, "label", e.new), "title")
         self.button.label = self.title
 

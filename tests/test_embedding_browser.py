@@ -11,31 +11,16 @@ Needs the compiled Pyodide wheels (the static site) and Chromium; skips with the
 """
 from __future__ import annotations
 
-import contextlib
-import re
-import shutil
-import tempfile
-from pathlib import Path
-
 import pytest
 
-import build
-from tests.browser import (ROOT, chromium, chromium_missing, foreign, open_all_sections, open_page, overflow,
-                           serve)
+from tests.browser import ROOT, chromium, chromium_missing, foreign, open_all_sections, open_page, overflow
+from tests.hosting import SRC_BASE, course_page, explorable, snippet
 from tests.site_fixtures import site_self_contained
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
 FITS_PX = 40
 OVERFLOWS = (ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8")
-SRC_BASE = "https://EXAMPLE.ORG/kv-cache/"          # the snippet's address in the docs
-
-
-def snippet(text: str) -> str:
-    """The documented embedding snippet in a file: from its <iframe> to the end of its <script>."""
-    found = re.search(r'<iframe class="kv-explorable".*?</script>', text, flags=re.S)
-    assert found, "no embedding snippet"
-    return found.group(0)
 
 
 def test_one_snippet_everywhere():
@@ -58,31 +43,6 @@ def site():
 def browser():
     with chromium() as b:
         yield b
-
-
-@contextlib.contextmanager
-def course_page(site: Path, query: str):
-    """A host page on http://localhost:PORT embedding the explorable served from 127.0.0.1 with the
-    documented CSP; yields the host page's URL."""
-    folder = Path(tempfile.mkdtemp(prefix="kv-host-"))
-    host = build.serve_in_thread(folder, 0)
-    host_origin = host.url.replace("127.0.0.1", "localhost").rstrip("/")
-    try:
-        with serve(site, csp=f"{build.CSP}; frame-ancestors {host_origin}") as url:
-            code = snippet((ROOT / "docs" / "embedding.md").read_text(encoding="utf-8"))
-            code = code.replace(f"{SRC_BASE}index.html?lang=es&embed=1", f"{url}index.html{query}")
-            page = (ROOT / "tests" / "embed_host.html").read_text(encoding="utf-8").replace("{{SNIPPET}}", code)
-            (folder / "course.html").write_text(page, encoding="utf-8")
-            yield f"{host_origin}/course.html"
-    finally:
-        host.shutdown()
-        host.server_close()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def explorable(page):
-    """The frame of the explorable (cross-origin: Playwright reaches into it)."""
-    return page.wait_for_selector("iframe.kv-explorable").content_frame()
 
 
 CONTENT = "Math.ceil(document.getElementById('kv-main').getBoundingClientRect().bottom)"
