@@ -39,7 +39,12 @@ def shoot_course_page(browser, site, width: int, height: int) -> None:
         page.wait_for_function("(h) => Math.abs(document.querySelector('iframe.kv-explorable')"
                                ".getBoundingClientRect().height - h) <= 40", arg=content)
         out = DOCS / f"embed-{width}.png"
-        page.screenshot(path=str(out), full_page=True)
+        # the whole course page in one viewport: a full-page screenshot leaves a cross-origin frame blank
+        page.set_viewport_size({"width": width, "height": page.evaluate("document.documentElement.scrollHeight")})
+        page.wait_for_function("(h) => Math.abs(document.querySelector('iframe.kv-explorable')"
+                               ".getBoundingClientRect().height - h) <= 40", arg=content)
+        frame.wait_for_function("document.fonts.status === 'loaded'")
+        page.screenshot(path=str(out))
         page.context.close()
         small(out)
 
