@@ -13,9 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.axe import violations
-from tests.browser import (ROOT, chromium, chromium_missing, current_t, errors, open_all_sections, open_app,
+from tests.browser import (ROOT, chromium_missing, current_t, errors, open_all_sections, open_app,
                            overflow, run_and_wait, shot, text_of, wait_t)
-from tests.servers import app_server
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -23,18 +22,6 @@ WIDTHS = (320, 360, 390)
 FOCUSED = (ROOT / "tests" / "js" / "focused.js").read_text(encoding="utf-8")
 OVERFLOWS = (ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8")
 LABELLED = (ROOT / "tests" / "js" / "labelled.js").read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module", params=["served", "static"])
-def app_url(request):
-    with app_server(request.param) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 def where(app_url: str) -> str:

@@ -20,11 +20,6 @@ PYC_MAGIC_313 = bytes.fromhex("f30d0d0a")  # CPython 3.13 (Pyodide 0.29)
 
 
 @pytest.fixture(scope="module")
-def site() -> Path:
-    return site_self_contained()
-
-
-@pytest.fixture(scope="module")
 def cdn() -> Path:
     return site_cdn()
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import ROOT, chromium, chromium_missing, foreign, open_all_sections, open_page, overflow
+from tests.browser import ROOT, chromium_missing, foreign, open_all_sections, open_page, overflow
 from tests.hosting import SRC_BASE, course_page, explorable, snippet
-from tests.site_fixtures import site_self_contained
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
@@ -32,17 +31,6 @@ def test_one_snippet_everywhere():
     assert readme == docs
     assert example == docs.replace(SRC_BASE, "./")
     assert "embed=1" in docs and 'sandbox="allow-scripts allow-same-origin allow-popups"' in docs
-
-
-@pytest.fixture(scope="module")
-def site():
-    return site_self_contained()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 CONTENT = "Math.ceil(document.getElementById('kv-main').getBoundingClientRect().bottom)"

@@ -9,22 +9,10 @@ import json
 import pytest
 
 import build
-from tests.browser import (PageFailed, chromium, chromium_missing, foreign, open_page, serve, wait_for_text,
+from tests.browser import (PageFailed, chromium_missing, foreign, open_page, serve, wait_for_text,
                            wait_ready)
-from tests.site_fixtures import site_self_contained
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
-
-
-@pytest.fixture(scope="module")
-def site():
-    return site_self_contained()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 def page_text(page) -> str:
