@@ -22,6 +22,7 @@ WIDTHS = (320, 360, 390)
 FOCUSED = (ROOT / "tests" / "js" / "focused.js").read_text(encoding="utf-8")
 OVERFLOWS = (ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8")
 LABELLED = (ROOT / "tests" / "js" / "labelled.js").read_text(encoding="utf-8")
+TOKENS = (ROOT / "tests" / "js" / "tokens.js").read_text(encoding="utf-8")
 
 
 def where(app_url: str) -> str:
@@ -73,6 +74,8 @@ def test_every_section_open_passes_axe_and_fits_a_phone(browser, app_url, lang):
     assert page.get_by_role("main").count() == 1
     assert_fits(page, f"{where(app_url)} {lang}")
     page.set_viewport_size({"width": 360, "height": 800})
+    boxes = page.evaluate(TOKENS)                              # at 360 px: whole boxes, none cut at the edge
+    assert boxes["count"] == 64 and boxes["split"] == [] and boxes["beyond"] == [], boxes
     shot(page, f"{where(app_url)}-a11y-{lang}-360")
     assert errors(page) == []
 

@@ -232,3 +232,30 @@ def test_animating_and_resetting_leaks_nothing():
         assert sum(isinstance(o, PeriodicCallback) for o in gc.get_objects()) == 1
         assert after - before < 300, (before, after)      # not per cycle: 30 cycles of a leak would be more
         assert not controls.timer().running and v.ex.t == 2
+
+
+def test_tokens_read_as_text():
+    """A token box holds its text with each space a real space drawn as a dot; newlines show as ⏎ at
+    the end of their line; one breaks the line, two or more end the paragraph (no line left holding a
+    lone ⏎)."""
+    from app.parts import line_break, token_html
+    assert token_html(" de") == "<span class='sp'> </span>de" and token_html(" ") == "<span class='sp'> </span>"
+    assert token_html("\n") == "⏎" and token_html("<a>") == "&lt;a&gt;"
+    toks = ["a", "\n", "b", "\n", "\n", "-", " c"]
+    assert [line_break(toks, i) for i in range(len(toks))] == [
+        "", "<br>", "", "", "<span class='para'></span>", "", ""]
+    v = create_view("?t=64")
+    html = v.text.layout.object
+    text = "".join(v.ex.tokens())
+    assert html.count("<br>") + 2 * html.count("class='para'") <= text.count("\n")
+    assert html.count("class='sp'") == text.count(" ")
+
+
+def test_the_lab_shows_nothing_empty_before_it_measures():
+    from app.sections import LAB_SAMPLES
+    """Before "Medir": the lab says what it will do, and no empty plot or table takes room."""
+    v = create_view("?lang=es")
+    lab = v.sections[0]
+    lab.card.collapsed = False
+    assert lab.built and f"{LAB_SAMPLES} medidas" in lab.intro.object          # what "Medir" will do
+    assert not lab.fig.visible and not lab.plot.visible and lab.table.object == ""
