@@ -13,15 +13,14 @@ import panel as pn
 
 from .a11y import A11y
 from .figures import CacheGrid, ClockPlot, CostBars, QueryReads
-from .i18n import tr
-from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, PageState, Readouts,
-                    TokenText, esc, html_pane)
+from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, OnSession, PageState,
+                    Readouts, TokenText, esc, html_pane)
 from .sandbox import CodeSandbox
 from .sections import ContextSection, LabSection, ProveSection, QuizSection
 from .smaller_view import SmallerSection
 
 
-class Explorable(pn.viewable.Viewer):
+class Explorable(OnSession, pn.viewable.Viewer):
     def __init__(self, session, **params):
         super().__init__(**params)
         self.session = session
@@ -45,24 +44,11 @@ class Explorable(pn.viewable.Viewer):
             self.clock, self.advanced, self.table, self.more_heading, *[s.card for s in self.sections],
             self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 
-    # what the sections use
-    @property
-    def ex(self):
-        return self.session.ex
-
-    @property
-    def n(self) -> int:
-        return self.session.n_ctx
-
-    @property
-    def lang(self) -> str:
-        return self.session.settings.lang
-
     def publish_state(self, weights: bool = False) -> None:
         self.state.redraw(weights=weights)
 
     def relabel(self):
-        self.more_heading.object = f"<h2>{esc(tr(self.lang, 'more_heading'))}</h2>"
+        self.more_heading.object = f"<h2>{esc(self.t('more_heading'))}</h2>"
 
     def __panel__(self):
         return self.layout

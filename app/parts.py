@@ -41,7 +41,28 @@ def defer(fn) -> None:
         fn()
 
 
-class Part(pn.viewable.Viewer):
+class OnSession:
+    """What every view over a Session reads: the explorer, the window, the language and its texts."""
+
+    session = None
+
+    @property
+    def ex(self):
+        return self.session.ex
+
+    @property
+    def n(self) -> int:
+        return self.session.n_ctx
+
+    @property
+    def lang(self) -> str:
+        return self.session.settings.lang
+
+    def t(self, msg_id: str, **kw) -> str:
+        return tr(self.lang, msg_id, **kw)
+
+
+class Part(OnSession, pn.viewable.Viewer):
     """A piece of the page over a Session: `build()` once, `relabel()` when the language changes
     (then a full redraw), `redraw()` after every change of the session (of `watches`)."""
 
@@ -59,21 +80,6 @@ class Part(pn.viewable.Viewer):
     def _relabel(self, _event):
         with self.session.dispatch():
             self.relabel()
-
-    @property
-    def ex(self):
-        return self.session.ex
-
-    @property
-    def n(self) -> int:
-        return self.session.n_ctx
-
-    @property
-    def lang(self) -> str:
-        return self.session.settings.lang
-
-    def t(self, msg_id: str, **kw) -> str:
-        return tr(self.lang, msg_id, **kw)
 
     def build(self):
         raise NotImplementedError

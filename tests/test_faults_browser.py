@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.browser import PageFailed, chromium, chromium_missing, current_t, open_page, serve, wait_ready, wait_t
+from tests.browser import PageFailed, chromium_missing, current_t, open_page, serve, wait_ready, wait_t
 from tests.site_fixtures import site_self_contained
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
@@ -21,11 +21,6 @@ def site_url():
     with serve(site_self_contained()) as base:
         yield base + "index.html"
 
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 @pytest.mark.parametrize("pattern, name", [

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import LIMIT_S
-from tests.browser import (chromium, chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain,
+from tests.browser import (chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain,
                            wait_t)
-from tests.servers import app_server, panel_dev
+from tests.servers import panel_dev
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -45,16 +45,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module", params=["served", "static"])
-def app_url(request):
-    with app_server(request.param) as url:
-        yield url
 
 
 def weights(page) -> str:

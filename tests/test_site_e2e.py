@@ -9,7 +9,7 @@ import json
 import pytest
 
 import build
-from tests.browser import (PageFailed, chromium, chromium_missing, foreign, open_page, serve, wait_for_text,
+from tests.browser import (PageFailed, chromium_missing, foreign, open_page, serve, wait_for_text,
                            wait_ready, wait_t)
 from tests.site_fixtures import site_self_contained
 
@@ -20,11 +20,6 @@ pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chrom
 def site():
     return site_self_contained()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 STAGES = """
