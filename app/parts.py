@@ -252,8 +252,8 @@ class Readouts(Part):
         text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
         fmt = self.ex.fmt
         explain = self.t("proof_explain") if fmt == "float64" else self.t("proof_explain_fmt", fmt=fmt)
-        return self.card("proof-card", self.t("proof_heading"),
-                         f"<p data-testid='proof'>{esc(text)}</p><p class='explain'>{esc(explain)}</p>")
+        explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""   # nothing compared yet
+        return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
 
 
 class DataTable(Part):
@@ -293,7 +293,7 @@ class DataTable(Part):
         ex = self.ex
         head = "".join(f"<th>{p}</th>" for p in range(1, ex.t + 1))
         rows = "".join(f"<tr><th scope='row'>{esc(self.t('reads_row', l=layer + 1, h=h + 1))}</th>"
-                       + "".join(f"<td>{w:.3f}</td>" for w in ex.reads[layer][h]) + "</tr>"
+                       + "".join(f"<td>{num(w, self.lang, 3)}</td>" for w in ex.reads[layer][h]) + "</tr>"
                        for layer in range(len(ex.reads)) for h in range(ex.reads[layer].shape[0]))
         return (f"<h3>{esc(self.t('reads_table', t=ex.t))}</h3><div class='scroll'><table class='data' "
                 f"data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
