@@ -194,6 +194,6 @@ def test_what_the_query_reads_and_the_proof_without_the_cache():
     v.controls.do("step")
     m = v.ex.clock()
     assert m.recomputed is not None and m.recomputed < 1e-12 and m.proof < 1e-12
-    assert "computed rows 1 to 12 again" in v.reads.proof.object
+    assert "recomputed rows 1 to 12" in v.reads.proof.object
     v.table.layout.collapsed = False
     assert v.table.table.object.count("<th scope='row'>") == 8 and "layer 2, head 4" in v.table.table.object
