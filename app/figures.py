@@ -15,14 +15,15 @@ import math
 import numpy as np
 import panel as pn
 from bokeh.core.properties import value as bk_value
-from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper, Range1d,
-                          Span)
+from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, LinearColorMapper,
+                          LogColorMapper, Range1d, Span)
+from bokeh.palettes import Blues9
 
 from model import cost
 
-from .i18n import num
+from .i18n import num, sci
 from .parts import Part, esc, html_pane
-from .settings import CACHE
+from .settings import CACHE, FULL
 from .state import COMPUTED, FUTURE, READ
 from .style import CELL_PALETTE, GREEN, GREY, INK, position_figure, show_token
 
@@ -45,6 +46,11 @@ def computed_block(states) -> tuple[int, int] | None:
     return (int(computed[0]), int(computed[-1])) if len(computed) > 1 else None
 
 
+def kv_width(cfg) -> int:
+    """Numbers a position keeps per layer for K (and as many for V): H_kv d_k (d_model in the lesson)."""
+    return cfg.n_kv_heads * cfg.d_head
+
+
 def grid_rows(cfg) -> list[tuple[int, str]]:
     """(layer, 'k' | 'v') for every row of the grid, top to bottom."""
     return [(layer, kind) for layer in range(cfg.n_layers) for kind in ("k", "v")]
@@ -58,6 +64,12 @@ class CacheGrid(Part):
         self.layout = pn.Column(self.heading, self.prefill, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                 self.note, sizing_mode="stretch_width", margin=0)
 
+    def rebuild(self):
+        """Another model: its cache holds H_kv d_k numbers per position and layer."""
+        self.images.data = {**self.images.data, "image": [np.full((kv_width(self.ex.cfg), self.n), np.nan,
+                                                                  dtype=np.float32) for _ in self.rows]}
+        self.relabel()
+
     def band_y(self, i: int) -> float:
         """Centre of row i of the grid (row 0 at the top)."""
         return (len(self.rows) - 1 - i) * BAND + BAND / 2
@@ -67,7 +79,7 @@ class CacheGrid(Part):
         ys = [self.band_y(i) for i in range(len(rows))]
         # values are shown divided by their row's fixed scale (Explorer.kv_scale); NaN: not computed
         self.images = ColumnDataSource({
-            "image": [np.full((self.ex.cfg.d_model, n), np.nan, dtype=np.float32) for _ in rows],
+            "image": [np.full((kv_width(self.ex.cfg), n), np.nan, dtype=np.float32) for _ in rows],
             "x": [0.5] * len(rows), "y": [y - FILL / 2 for y in ys], "dw": [n] * len(rows), "dh": [FILL] * len(rows)})
         size = len(rows) * n
         self.cells = ColumnDataSource({
@@ -99,8 +111,9 @@ class CacheGrid(Part):
     def relabel(self):
         self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
         cfg = self.ex.cfg
-        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_heads, dk=cfg.d_head))} "
-                            f"{esc(self.t('grid_note_block'))}</p>")
+        shared = self.t("grid_shared", g=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
+        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_kv_heads, dk=cfg.d_head))}"
+                            f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>")
         self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
                                f"{esc(self.t('grid_prefill', p=self.ex.n_prompt))}</p>")
         self.figure.xaxis.axis_label = self.t("grid_x")
@@ -125,7 +138,7 @@ class CacheGrid(Part):
     def draw_numbers(self) -> int:
         """The numbers: a stored column never changes, so only new columns are sent. Returns how
         many positions the browser already had (0: a new text)."""
-        ex, n, d = self.ex, self.n, self.ex.cfg.d_model
+        ex, n, d = self.ex, self.n, kv_width(self.ex.cfg)
         drawn = self.drawn["ids"]
         known = len(drawn) if drawn == ex.ids[:len(drawn)] else 0
         if known == 0:
@@ -202,6 +215,59 @@ class CacheGrid(Part):
                                  if block else {"xs": [], "ys": []})
 
 
+class QueryReads(Part):
+    """What the newest token's query reads: its attention weights over every cached position, one row
+    per layer and head, under the grid's columns (log colour scale; exact values on hover). Without
+    the cache, the proof that the rows the full pass computed again are the ones the cache kept."""
+
+    def build(self):
+        cfg = self.ex.cfg
+        self.rows = [(layer, head) for layer in range(cfg.n_layers) for head in range(cfg.n_heads)]
+        self.heading, self.proof = html_pane(), html_pane()
+        self.image = ColumnDataSource({"image": [np.full((len(self.rows), self.n), np.nan, dtype=np.float32)]})
+        f = position_figure(self.n, 40 + 14 * len(self.rows), y_range=Range1d(0, len(self.rows)))
+        r = f.image(image="image", x=0.5, y=0, dw=self.n, dh=len(self.rows), source=self.image,
+                    color_mapper=LogColorMapper(palette=list(reversed(Blues9)), low=1e-3, high=1.0,
+                                                low_color="#ffffff", nan_color=(0, 0, 0, 0)))
+        self.hover = HoverTool(renderers=[r], tooltips="")
+        f.add_tools(self.hover)
+        f.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(len(self.rows))])
+        f.grid.visible = False
+        f.css_classes = ["kv-reads"]
+        self.figure = f
+        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.proof,
+                                sizing_mode="stretch_width", margin=0)
+
+    def relabel(self):
+        t, f = self.t, self.figure
+        self.heading.object = f"<h3>{esc(t('reads_title'))}</h3><p class='legend-inline'>{esc(t('reads_note'))}</p>"
+        f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("reads_y")
+        f.yaxis.major_label_overrides = {i + 0.5: f"{layer + 1}·{head + 1}"
+                                         for i, (layer, head) in enumerate(reversed(self.rows))}
+        self.hover.tooltips = [(t("grid_x"), "$x{0}"), (t("reads_weight"), "@image{0.0000}")]
+        self.redraw()
+
+    def weights(self) -> np.ndarray:
+        """(rows, n) the newest query's weights per (layer, head); NaN past t. Bokeh draws array row 0
+        at the bottom, so layer 1, head 1 is the last row (the top of the figure)."""
+        ex = self.ex
+        img = np.full((len(self.rows), self.n), np.nan, dtype=np.float32)
+        for i, (layer, head) in enumerate(self.rows):
+            img[len(self.rows) - 1 - i, :ex.t] = ex.reads[layer][head]
+        return img
+
+    def redraw(self):
+        self.image.data = {"image": [self.weights()]}
+        ex, m = self.ex, self.ex.clock()
+        if ex.t <= ex.n_prompt or m.recomputed is None:
+            text = self.t("reads_prefill", t=ex.t) if ex.t <= ex.n_prompt else ""
+        elif self.session.settings.mode == FULL:
+            text = self.t("reads_full", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
+        else:
+            text = self.t("reads_cached", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
+        self.proof.object = f"<p class='legend-inline' data-testid='reads-proof'>{esc(text)}</p>"
+
+
 def nice_below(x: float) -> float:
     """The largest 1, 2, 2.5 or 5 times a power of ten that is at most x."""
     power = 10 ** math.floor(math.log10(x))
@@ -261,6 +327,12 @@ class CostBars(Part):
         self.strip_pane = pn.pane.Bokeh(self.strip, sizing_mode="stretch_width", visible=False)
         self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_pane,
                                 self.note, sizing_mode="stretch_width", margin=0)
+
+    def rebuild(self):
+        """Another model: other costs, other scales."""
+        self.scales = BarScales(self.ex)
+        self.strip.y_range.end = self.scales.cached
+        self.relabel()
 
     def make_strip(self):
         """The green bars again, at their own scale, under the ramp."""

@@ -12,9 +12,10 @@ import html
 
 import panel as pn
 
-from model import CheckpointError, MiniGPT
+from model import CheckpointError
 from model.threads import one_blas_thread
 
+from . import checkpoints
 from .component_files import read
 from .i18n import tr
 from .page import Explorable
@@ -23,19 +24,10 @@ from .settings import Settings
 from .state import PROMPT
 from .style import CSS
 
-_MODEL = None
-
-
 def load_model():
     """The committed checkpoint, loaded once per process (sessions share it read-only)."""
-    global _MODEL
-    if _MODEL is None:
-        one_blas_thread()                # under `panel serve`; nothing to do in the browser
-        gpt = MiniGPT.load()
-        for a in gpt.params.values():    # shared by every session: nobody writes to it
-            a.flags.writeable = False
-        _MODEL = gpt
-    return _MODEL
+    one_blas_thread()                    # under `panel serve`; nothing to do in the browser
+    return checkpoints.load(None)
 
 
 def settings_for(query, gpt) -> Settings:

@@ -12,15 +12,15 @@ from __future__ import annotations
 import panel as pn
 
 from .a11y import A11y, use_accessible_design
-from .figures import CacheGrid, ClockPlot, CostBars
-from .i18n import tr
-from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, PageState, Readouts,
-                    TokenText, esc, html_pane)
+from .figures import CacheGrid, ClockPlot, CostBars, QueryReads
+from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, OnSession, PageState,
+                    Readouts, TokenText, esc, html_pane)
 from .sandbox import CodeSandbox
 from .sections import ContextSection, LabSection, ProveSection, QuizSection
+from .smaller_view import SmallerSection
 
 
-class Explorable(pn.viewable.Viewer):
+class Explorable(OnSession, pn.viewable.Viewer):
     def __init__(self, session, **params):
         super().__init__(**params)
         self.session = session
@@ -30,37 +30,26 @@ class Explorable(pn.viewable.Viewer):
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
         self.controls, self.error = Controls(session, self.a11y), ErrorBox(session)
-        self.grid, self.bars, self.readouts, self.clock = (CacheGrid(session), CostBars(session), Readouts(session),
-                                                           ClockPlot(session))
+        self.grid, self.reads, self.bars = CacheGrid(session), QueryReads(session), CostBars(session)
+        self.readouts, self.clock = Readouts(session), ClockPlot(session)
         self.advanced, self.table = AdvancedSettings(session), DataTable(session)
         self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
-        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self)]
+        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self),
+                         SmallerSection(self)]
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
         self.layout = pn.Column(
-            self.header, self.notices, self.text, self.controls, self.error, self.grid, self.bars, self.readouts,
+            self.header, self.notices, self.text, self.controls, self.error, self.grid, self.reads, self.bars,
+            self.readouts,
             self.clock, self.advanced, self.table, self.more_heading, *[s.card for s in self.sections],
             self.a11y, self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
-
-    # what the sections use
-    @property
-    def ex(self):
-        return self.session.ex
-
-    @property
-    def n(self) -> int:
-        return self.session.n_ctx
-
-    @property
-    def lang(self) -> str:
-        return self.session.settings.lang
 
     def publish_state(self, weights: bool = False) -> None:
         self.state.redraw(weights=weights)
 
     def relabel(self):
-        self.more_heading.object = f"<h2>{esc(tr(self.lang, 'more_heading'))}</h2>"
+        self.more_heading.object = f"<h2>{esc(self.t('more_heading'))}</h2>"
         self.a11y.lang = self.lang
 
     def __panel__(self):

@@ -13,7 +13,7 @@ import sys
 import panel as pn
 
 from . import clock
-from .i18n import num, sci, tr
+from .i18n import num, sci, size, tr
 from .settings import CACHE, FULL
 from .style import CSS, MODE_SWITCH_CSS, show_token
 from .widgets import Disclosure, RangeInput
@@ -48,23 +48,10 @@ def defer(fn) -> None:
         fn()
 
 
-class Part(pn.viewable.Viewer):
-    """A piece of the page over a Session: `build()` once, `relabel()` when the language changes
-    (then a full redraw), `redraw()` after every change of the session (of `watches`)."""
+class OnSession:
+    """What every view over a Session reads: the explorer, the window, the language and its texts."""
 
-    watches = ("revision",)
-
-    def __init__(self, session, **params):
-        super().__init__(**params)
-        self.session = session
-        self.build()
-        session.param.watch(lambda _e: self.redraw(), list(self.watches))
-        session.settings.param.watch(self._relabel, "lang")
-        self.relabel()
-
-    def _relabel(self, _event):
-        with self.session.dispatch():
-            self.relabel()
+    session = None
 
     @property
     def ex(self):
@@ -81,11 +68,35 @@ class Part(pn.viewable.Viewer):
     def t(self, msg_id: str, **kw) -> str:
         return tr(self.lang, msg_id, **kw)
 
+
+class Part(OnSession, pn.viewable.Viewer):
+    """A piece of the page over a Session: `build()` once, `relabel()` when the language changes
+    (then a full redraw), `redraw()` after every change of the session (of `watches`)."""
+
+    watches = ("revision",)
+
+    def __init__(self, session, **params):
+        super().__init__(**params)
+        self.session = session
+        self.build()
+        session.param.watch(lambda _e: self.redraw(), list(self.watches))
+        session.param.watch(lambda _e: self.rebuild(), "model")
+        session.settings.param.watch(self._relabel, "lang")
+        self.relabel()
+
+    def _relabel(self, _event):
+        with self.session.dispatch():
+            self.relabel()
+
     def build(self):
         raise NotImplementedError
 
     def relabel(self):
         self.redraw()
+
+    def rebuild(self):
+        """Another model or cache format: draw everything again."""
+        self.relabel()
 
     def redraw(self):
         pass
@@ -231,9 +242,19 @@ class Readouts(Part):
                                         f"{num(c['total_ratio'], lang, 1)}×", "total"))
 
     def card_memory(self, c) -> str:
-        lang, kib, cfg = self.lang, c["cache_bytes"] / 1024, self.ex.cfg
-        value = self.t("memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0))
-        formula = self.t("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
+        """What the cache holds now: its numbers, and its real bytes (8 a number in the lesson's
+        float64; fewer, and their scales, in the other formats)."""
+        lang, cfg, fmt = self.lang, self.ex.cfg, self.ex.fmt
+        if fmt == "float64":
+            kib = c["cache_bytes"] / 1024
+            value = self.t("memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0))
+        else:
+            value = self.t("memory_value_fmt", numbers=num(c["cache_numbers"], lang), size=size(c["cache_bytes"], lang),
+                           fmt=fmt)
+        if cfg.n_kv_heads == cfg.n_heads:
+            formula = self.t("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
+        else:
+            formula = self.t("memory_formula_kv", L=cfg.n_layers, t=c["t"], H=cfg.n_kv_heads, dk=cfg.d_head)
         return self.card("memory", self.t("memory"), f"<div class='num big' data-testid='memory-numbers'>{esc(value)}"
                                                       f"</div><div class='num explain'>{esc(formula)}</div>")
 
@@ -258,8 +279,10 @@ class Readouts(Part):
     def card_proof(self) -> str:
         proof = self.ex.clock().proof
         text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
-        return self.card("proof-card", self.t("proof_heading"),
-                         f"<p data-testid='proof'>{esc(text)}</p><p class='explain'>{esc(self.t('proof_explain'))}</p>")
+        fmt = self.ex.fmt
+        explain = self.t("proof_explain") if fmt == "float64" else self.t("proof_explain_fmt", fmt=fmt)
+        explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""   # nothing compared yet
+        return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
 
 
 class DataTable(Part):
@@ -292,7 +315,19 @@ class DataTable(Part):
                         f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>")
         self.table.object = scroll_region(self.t("table_heading"), (
             f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
-            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"))
+            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")) + self.reads_table()
+
+    def reads_table(self) -> str:
+        """What the newest query reads (the figure under the grid), as numbers: a row per layer and head."""
+        ex = self.ex
+        head = "".join(f"<th>{p}</th>" for p in range(1, ex.t + 1))
+        rows = "".join(f"<tr><th scope='row'>{esc(self.t('reads_row', l=layer + 1, h=h + 1))}</th>"
+                       + "".join(f"<td>{num(w, self.lang, 3)}</td>" for w in ex.reads[layer][h]) + "</tr>"
+                       for layer in range(len(ex.reads)) for h in range(ex.reads[layer].shape[0]))
+        title = self.t("reads_table", t=ex.t)
+        return f"<h3>{esc(title)}</h3>" + scroll_region(title, (
+            f"<table class='data' data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table>"))
 
 
 class PageState(Part):

@@ -130,14 +130,23 @@ def encode_array(a) -> dict:
     return {"shape": list(a.shape), "data": [float(x) for x in a.ravel()]}
 
 
+def encode_files(paths: dict[str, Path]) -> dict[str, str]:
+    return {name: base64.b64encode(p.read_bytes()).decode("ascii") for name, p in paths.items() if p.is_file()}
+
+
+def lazy_importer_files() -> dict[str, str]:
+    """What the sandbox needs to fetch the modules the static site left out of its standard library
+    (app/lazyimport.py, through app/wasm.py's fetch), as the app's own worker does."""
+    return encode_files({f"app/{name}": HERE / name for name in ("__init__.py", "lazyimport.py", "wasm.py")})
+
+
 def model_files() -> dict[str, str]:
     """The model package and its checkpoint, base64, for cells that `import model` in the sandbox
     (the sandbox gets its own copy: nothing it does reaches the app's model)."""
     import model
     pkg = Path(model.__file__).resolve().parent
     paths = sorted(pkg.glob("*.py")) + [pkg / "weights" / n for n in ("minigpt.npz", "tokenizer.json", "metrics.json")]
-    return {f"model/{p.relative_to(pkg).as_posix()}": base64.b64encode(p.read_bytes()).decode("ascii")
-            for p in paths if p.is_file()}
+    return encode_files({f"model/{p.relative_to(pkg).as_posix()}": p for p in paths})
 
 
 def runtime_for_panel_serve() -> dict:
@@ -187,12 +196,14 @@ class CodeSandbox(ReactiveHTML):
         if not self.sources:
             sources = {"runner": (HERE / "sandbox_runner.py").read_text(encoding="utf-8")}
             updates = {}
-            if not IN_BROWSER:
+            if IN_BROWSER:     # the static site's standard library is slimmed: the lazy importer fills it in
+                updates["files"] = lazy_importer_files()
+            else:
                 updates["runtime"] = runtime_for_panel_serve()
                 sources["worker"] = (ROOT / "static" / "sandbox.js").read_text(encoding="utf-8")
             self.param.update(updates, sources=sources)
-        if with_model and not self.files:
-            self.files = model_files()
+        if with_model and "model/gpt.py" not in self.files:
+            self.files = {**self.files, **model_files()}
         self.wanted = True
 
     @property

@@ -14,8 +14,11 @@ from bokeh.plotting import figure
 
 from model.timing import table_positions, window_ids
 
+from model.cost import GiB, Architecture
+
 from . import calculator, cell, challenge, clock, quiz, sandbox
-from .i18n import num, sci, tr
+from .fields import FIELD_WIDTH, WRAP_LABEL, NumberField
+from .i18n import num, plain_number, sci, size, tr
 from .lab import TimingLab
 from .parts import esc, scroll_region
 from .style import CSS, GREEN, GREY
@@ -66,7 +69,7 @@ class Section:
 
 # -- 1. Your milliseconds -------------------------------------------------------------------------
 
-LAB_SAMPLES = 7          # measurements of each way per position (interleaved; the table shows medians)
+LAB_SAMPLES = 9          # measurements of each way per position (interleaved; the table shows medians)
 
 
 class LabSection(Section):
@@ -74,6 +77,7 @@ class LabSection(Section):
 
     def build(self):
         self.lab: TimingLab | None = None
+        self.runs = 0                                 # measurements started (tests wait for theirs)
         self.intro = self.html_pane()
         self.run_button = pn.widgets.Button(color="primary", width=220)
         self.cancel_button = pn.widgets.Button(color="default", width=140, disabled=True)
@@ -126,6 +130,7 @@ class LabSection(Section):
         ex = self.view.ex                             # the page's text, or the same seed's full window
         ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
         self.lab = lab = TimingLab(self.view.ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
+        self.runs += 1
         # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
         with pn.io.unlocked():
             self.run_button.disabled, self.cancel_button.disabled = True, False
@@ -149,7 +154,8 @@ class LabSection(Section):
             self.status.object = self.table.object = self.explain.object = ""
             return
         state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
-        self.status.object = (f"<p role='status' data-testid='lab-status'>"
+        self.status.object = (f"<p role='status' data-testid='lab-status' data-run='{self.runs}' "
+                              f"data-state='{'done' if lab.finished else 'running'}'>"
                               f"{esc(self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))}</p>")
         rows = lab.rows
         head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
@@ -291,7 +297,8 @@ class QuizSection(Section):
         self.items = []
         for qid, options, _right in quiz.QUESTIONS:
             question = self.html_pane()
-            choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, inline=False)
+            choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, inline=False,
+                                              stylesheets=[WRAP_LABEL])
             choice.value = None                       # nothing chosen until the reader chooses
             feedback = self.html_pane()
             choice.param.watch(lambda e, q=qid: self.answer(q), "value")
@@ -312,18 +319,19 @@ class QuizSection(Section):
         objects += [self.challenge_intro, pn.FlexBox(self.block, self.head, gap="10px"), self.editor,
                     pn.FlexBox(self.check_button, self.solution_button, gap="10px"), self.result]
         self.card.objects = objects
+        self.view.session.settings.param.watch(lambda _e: self.label(), "seed")   # the options' order
         self.view.sandbox.warm()
 
     def label(self):
         self.intro.object = f"<p>{esc(self.t('quiz_intro'))}</p>"
+        values, shown = quiz.values(self.view.ex, self.lang), quiz.order(self.view.ex.settings.seed)
         for i, (qid, question, choice, feedback) in enumerate(self.items):
-            question.object = f"<h3>{i + 1}. {esc(self.t(f'quiz_{qid}', T=self.view.n))}</h3>"
+            question.object = f"<h3>{i + 1}. {esc(self.t(f'quiz_{qid}', **values))}</h3>"
             value = choice.value
-            options = next(o for q, o, _ in quiz.QUESTIONS if q == qid)
-            choice.options = {self.t(f"quiz_{qid}_{o}"): o for o in options}
+            choice.options = {self.t(f"quiz_{qid}_{o}", **values): o for o in shown[qid]}
             choice.value = value
-            choice.name = self.t(f"quiz_{qid}", T=self.view.n)
-            self.answer(qid)
+            choice.name = self.t(f"quiz_{qid}", **values)
+            self.answer(qid, values)
         self.challenge_intro.object = (f"<h3>{esc(self.t('challenge_title'))}</h3>"
                                        f"<p>{esc(self.t('challenge_intro', limit=sandbox.LIMIT_S))}</p>")
         self.block.name = self.t("challenge_block")
@@ -337,19 +345,13 @@ class QuizSection(Section):
         self.check_button.name = self.t("challenge_check")
         self.solution_button.name = self.t("challenge_solution")
 
-    def answer(self, qid: str):
+    def answer(self, qid: str, values: dict | None = None):
         _, _, choice, feedback = next(item for item in self.items if item[0] == qid)
         if choice.value is None:
             feedback.object = ""
             return
         right = quiz.is_right(qid, choice.value)
-        n = quiz.numbers(self.view.ex)
-        lang = self.lang
-        values = {"t": n["t"], "c": num(n["c"], lang), "tc": num(n["tc"], lang), "T": n["T"],
-                  "total_c": num(n["total_c"], lang), "total_tc": num(n["total_tc"], lang),
-                  "total_ratio": num(n["total_ratio"], lang, 1), "numbers": num(n["numbers"], lang),
-                  "kib": num(n["kib"], lang), "seven_b": num(n["seven_b"], lang),
-                  "proof": sci(n["proof"], lang), "rows": n["rows"]}
+        values = values or quiz.values(self.view.ex, self.lang)
         verdict = self.t("quiz_right" if right else "quiz_wrong")
         feedback.object = (f"<div class='{'feedback right' if right else 'feedback wrong'}' role='status' "
                            f"data-testid='quiz-{qid}'><b>{esc(verdict)}</b> "
@@ -398,82 +400,141 @@ class QuizSection(Section):
 # -- 4. How much context fits -------------------------------------------------------------------------
 
 class ContextSection(Section):
+    """The calculator: a model (its numbers, from a preset or typed) and a machine; the tokens of
+    context each user gets, capped at the model's window."""
     key = "ctx"
+    MODEL = ("layers", "kv_heads", "d_head", "kv_bytes", "params", "bits", "window")
+    MACHINE = ("gpu", "overhead", "users")
 
     def build(self):
-        self.intro = self.html_pane()
-        self.preset = pn.widgets.Select(options=list(calculator.PRESETS), value="7b-gqa", width=300)
-        p = calculator.PRESETS["7b-gqa"]
-        self.layers = pn.widgets.IntInput(value=p.n_layers, start=1, end=512, width=140)
-        self.kv_heads = pn.widgets.IntInput(value=p.n_kv_heads, start=1, end=512, width=140)
-        self.d_head = pn.widgets.IntInput(value=p.d_head, start=1, end=1024, width=140)
-        self.kv_bytes = pn.widgets.Select(options={"fp16 / bf16 (2)": 2.0, "fp32 (4)": 4.0, "int8 (1)": 1.0,
-                                                   "float64 (8)": 8.0}, value=p.kv_bytes, width=170)
-        self.params = pn.widgets.FloatInput(value=p.n_params / 1e9, start=0.0, end=10_000.0, step=0.5, width=160)
-        self.bits = pn.widgets.Select(options={"fp16 (16)": 16.0, "int8 (8)": 8.0, "4-bit (4.125)": 4.125,
-                                               "fp32 (32)": 32.0, "float64 (64)": 64.0}, value=p.bits, width=170)
-        self.gpu = pn.widgets.FloatInput(value=p.gpu_gib, start=0.0, end=100_000.0, step=1.0, width=140)
-        self.overhead = pn.widgets.FloatInput(value=p.overhead_gib, start=0.0, end=1000.0, step=0.5, width=140)
-        self.users = pn.widgets.IntInput(value=1, start=1, end=100_000, width=140)
-        self.result = self.html_pane()
-        self.assumptions = self.html_pane()
-        self.inputs = [self.layers, self.kv_heads, self.d_head, self.kv_bytes, self.params, self.bits,
-                       self.gpu, self.overhead, self.users]
+        ex = self.view.ex
+        self.presets = calculator.presets(ex.cfg, next(iter(ex.gpt.params.values())).itemsize)
+        self.intro, self.result, self.assumptions = self.html_pane(), self.html_pane(), self.html_pane()
+        self.preset = pn.widgets.Select(options=list(self.presets), value=calculator.DEFAULT,
+                                        sizing_mode="stretch_width", max_width=520, stylesheets=[WRAP_LABEL],
+                                        css_classes=["ctx-fields"])
+        self.fields = {"layers": NumberField("layers", 1, 512, integer=True),
+                       "kv_heads": NumberField("kv_heads", 1, 512, integer=True),
+                       "d_head": NumberField("d_head", 1, 1024, integer=True),
+                       "params": NumberField("params", 1, 1e13, integer=True),
+                       "window": NumberField("window", 1, 1e8, integer=True),
+                       "gpu": NumberField("gpu", 0, 1e5), "overhead": NumberField("overhead", 0, 1e3),
+                       "users": NumberField("users", 1, 1e6, integer=True)}
+        self.kv_bytes = pn.widgets.Select(width=FIELD_WIDTH, stylesheets=[WRAP_LABEL])
+        self.bits = pn.widgets.Select(width=FIELD_WIDTH, stylesheets=[WRAP_LABEL])
+        self.model_heading, self.machine_heading = self.html_pane(), self.html_pane()
         self._loading = False
-        for w in self.inputs:
+        for w in self.widgets().values():
             w.param.watch(lambda _e: self.render(), "value")
         self.preset.param.watch(lambda e: self.load(e.new), "value")
-        self.card.objects = [self.intro, self.preset, pn.FlexBox(*self.inputs, gap="10px"), self.result,
+        row = dict(flex_wrap="wrap", align_items="flex-end", gap="8px 14px", sizing_mode="stretch_width",
+                   css_classes=["ctx-fields"])
+        self.card.objects = [self.intro, self.preset, self.model_heading,
+                             pn.FlexBox(*[self.widgets()[k] for k in self.MODEL], **row), self.machine_heading,
+                             pn.FlexBox(*[self.widgets()[k] for k in self.MACHINE], **row), self.result,
                              self.assumptions]
+        self.relabel_choices()
+        self.load(self.preset.value)
+
+    def widgets(self) -> dict:
+        """Every input by its key: the number fields' text inputs and the two selects."""
+        return {**{k: f.widget for k, f in self.fields.items()}, "kv_bytes": self.kv_bytes, "bits": self.bits}
 
     def label(self):
-        self.intro.object = f"<p>{esc(self.t('ctx_intro'))}</p>"
-        value = self.preset.value
-        self.preset.options = {self.t(f"ctx_preset_{k.replace('.', '_').replace('-', '_')}"): k
-                               for k in calculator.PRESETS}
-        self.preset.value = value
-        self.preset.name = self.t("ctx_preset")
-        for w, k in zip(self.inputs, ("layers", "kv_heads", "d_head", "kv_bytes", "params", "bits", "gpu",
-                                      "overhead", "users")):
-            w.name = self.t(f"ctx_{k}")
-        self.assumptions.object = f"<p class='explain'>{esc(self.t('ctx_assumptions'))}</p>"
-        self.render()
-
-    def load(self, key: str):
-        p = calculator.PRESETS[key]
         self._loading = True
         try:
-            self.layers.value, self.kv_heads.value, self.d_head.value = p.n_layers, p.n_kv_heads, p.d_head
-            self.kv_bytes.value, self.params.value, self.bits.value = p.kv_bytes, p.n_params / 1e9, p.bits
-            self.gpu.value, self.overhead.value, self.users.value = p.gpu_gib, p.overhead_gib, p.users
+            self.relabel_choices()
+            for key, w in self.widgets().items():
+                w.name = self.t(f"ctx_{key}")
+            for f in self.fields.values():
+                if f.value is not None:
+                    f.show(f.value, self.lang)          # the same number, written the new language's way
+        finally:
+            self._loading = False
+        self.intro.object = f"<p>{esc(self.t('ctx_intro'))}</p>"
+        self.model_heading.object = f"<h3>{esc(self.t('ctx_model'))}</h3>"
+        self.machine_heading.object = f"<h3>{esc(self.t('ctx_machine'))}</h3>"
+        self.assumptions.object = "".join(f"<p class='explain'>{esc(s)}</p>" for s in self.notes())
+        self.render()
+
+    def relabel_choices(self):
+        """The presets' names and the selects' options, with the language's numbers."""
+        lang, value = self.lang, self.preset.value
+        self.preset.options = {self.t(f"ctx_preset_{k.replace('.', '_').replace('-', '_')}",
+                                      L=p.model.n_layers, d=num(p.model.d_model, lang), kv=p.model.n_kv_heads,
+                                      dh=p.model.d_head): k for k, p in self.presets.items()}
+        self.preset.value = value
+        self.preset.name = self.t("ctx_preset")
+        bits, kv = self.bits.value, self.kv_bytes.value
+        names = {"4-bit": self.t("ctx_4bit")}
+        self.bits.options = {f"{names.get(k, k)} ({plain_number(b, lang)})": b for k, b in calculator.BITS.items()}
+        self.kv_bytes.options = {f"{'fp16 / bf16' if k == 'fp16' else k} ({plain_number(b, lang)})": b
+                                 for k, b in calculator.KV_BYTES.items()}
+        self.bits.value, self.kv_bytes.value = bits, kv
+
+    def notes(self) -> list[str]:
+        """The assumptions, where each context window comes from, and the chapter's two GBs."""
+        lang, P, checks = self.lang, self.presets, calculator.chapter_checks()
+        short = lambda x: plain_number(x, lang, 3)                       # noqa: E731
+        w05 = P["0.5b"].with_(bits=calculator.BITS["fp32"]).weights_bytes()
+        return [
+            self.t("ctx_assumptions", c13_4bit=num(checks["13b_4bit_8gb"], lang),
+                   gpu8=calculator.CHAPTER_TABLES["13b_4bit_8gb"][2], gpu16=calculator.CHAPTER_TABLES["7b_int8_16gb"][2],
+                   c7_int8=num(checks["7b_int8_16gb"], lang), c13_int8=num(checks["13b_int8_16gb"], lang),
+                   overhead=short(calculator.OVERHEAD_GIB), b7=num(P["7b-gqa"].model.n_params / 1e9, lang, 1),
+                   b13=num(P["13b"].model.n_params / 1e9, lang, 1), bits4=short(calculator.BITS["4-bit"]),
+                   group=calculator.GROUP),
+            self.t("ctx_windows", **{k: num(P[p].window, lang) for k, p in
+                                     (("mini", "mini"), ("l7", "7b-mha"), ("c05", "0.5b"), ("c7", "7b-gqa"),
+                                      ("c13", "13b"), ("c70", "70b"))}),
+            self.t("ctx_units", w7=num(P["7b-gqa"].with_(bits=16).weights_bytes() / GiB, lang, 1),
+                   w05_gb=num(w05 / 1e9, lang, 2), w05_gib=num(w05 / GiB, lang, 2)),
+            self.t("ctx_knobs"),
+        ]
+
+    def load(self, key: str):
+        p = self.presets[key]
+        m, lang = p.model, self.lang
+        self._loading = True
+        try:
+            for k, v in (("layers", m.n_layers), ("kv_heads", m.n_kv_heads), ("d_head", m.d_head),
+                         ("params", round(m.n_params)), ("window", m.n_ctx), ("gpu", p.gpu_gib),
+                         ("overhead", p.overhead_gib), ("users", p.users)):
+                self.fields[k].show(v, lang)
+            self.kv_bytes.value, self.bits.value = p.kv_bytes, p.bits
         finally:
             self._loading = False
         self.render()
 
-    def current(self) -> calculator.Preset:
-        values = [w.value for w in self.inputs]
-        if any(v is None for v in values):
-            return None
-        return calculator.Preset("custom", n_params=self.params.value * 1e9, n_layers=self.layers.value,
-                                 n_kv_heads=self.kv_heads.value, d_head=self.d_head.value,
-                                 kv_bytes=self.kv_bytes.value, bits=self.bits.value, gpu_gib=self.gpu.value,
-                                 overhead_gib=self.overhead.value, users=self.users.value)
+    def current(self):
+        """The calculator's model and machine as typed, or the first field that is not a number."""
+        lang = self.lang
+        for f in self.fields.values():
+            if f.read(lang) is None:
+                return f
+        v = {k: f.value for k, f in self.fields.items()}
+        model = Architecture(v["params"], v["layers"], v["kv_heads"], v["kv_heads"], v["d_head"], v["window"])
+        return calculator.Preset("custom", model, bits=self.bits.value, kv_bytes=self.kv_bytes.value,
+                                 gpu_gib=v["gpu"], overhead_gib=v["overhead"], users=v["users"])
 
     def render(self):
-        if self._loading:
+        if self._loading or self.bits.value is None or self.kv_bytes.value is None:
             return
         p, lang = self.current(), self.lang
-        if p is None:
-            self.result.object = f"<p role='status'>{esc(self.t('ctx_incomplete'))}</p>"
+        if isinstance(p, NumberField):
+            text = self.t("ctx_invalid", field=self.t(f"ctx_{p.key}"), what=p.expected(self.t, lang))
+            self.result.object = f"<p role='status' data-testid='ctx-invalid'>{esc(text)}</p>"
             return
-        tokens = p.tokens_per_user()
-        per_token = p.bytes_per_token()
-        gib = 1024 ** 3
-        free = p.free_bytes()
+        self.result.object = self.verdict_html(p)
+
+    def verdict_html(self, p: calculator.Preset) -> str:
+        lang, tokens = self.lang, p.tokens_per_user()
         verdict = self.t("ctx_tokens", tokens=num(tokens, lang), users=num(p.users, lang))
-        detail = self.t("ctx_detail", per_token=num(per_token / 1024, lang, 1 if per_token % 1024 else 0),
-                        weights=num(p.weights_bytes() / gib, lang, 2), free=num(max(free, 0) / gib, lang, 2),
-                        total=num(p.users * tokens, lang))
+        cap = (f"<p class='explain' data-testid='ctx-cap'>{esc(self.t('ctx_capped', window=num(p.window, lang), by_memory=num(p.tokens_by_memory(), lang)))}</p>"
+               if p.capped() else "")
+        detail = self.t("ctx_detail", per_token=size(p.bytes_per_token(), lang), weights=size(p.weights_bytes(), lang),
+                        free=size(max(p.free_bytes(), 0), lang), total=num(p.users * tokens, lang),
+                        used=size(p.cache_bytes(), lang))
         none = f"<p class='explain'>{esc(self.t('ctx_none'))}</p>" if tokens == 0 else ""
-        self.result.object = (f"<div class='card' role='status'><p class='big num' data-testid='ctx-tokens'>"
-                              f"{esc(verdict)}</p><p class='explain'>{esc(detail)}</p>{none}</div>")
+        return (f"<div class='card' role='status'><p class='big num' data-testid='ctx-tokens'>{esc(verdict)}</p>"
+                f"{cap}<p class='explain' data-testid='ctx-detail'>{esc(detail)}</p>{none}</div>")

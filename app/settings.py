@@ -40,8 +40,11 @@ class Settings(param.Parameterized):
     top_p = param.Number(default=0.9, bounds=(0.05, 1.0), step=0.05, doc="Top-p of the sampler.")
     speed = param.Integer(default=4, bounds=(1, 20), doc="Tokens per second when animating.")
     embed = param.Boolean(default=False, doc="No title or introduction: the course page has its own.")
+    kv_heads = param.Selector(default=4, objects=[4, 2, 1], doc="Key/value heads: 4 is the lesson's model.")
+    precision = param.Selector(default="float64", objects=["float64", "float16", "int8", "int4"],
+                               doc="How the cache stores its numbers: float64 is the lesson's.")
 
-    URL_KEYS = ("lang", "mode", "t", "seed", "top_p", "speed", "embed")
+    URL_KEYS = ("lang", "mode", "t", "seed", "top_p", "speed", "embed", "kv_heads", "precision")
 
     def __init__(self, n_ctx: int = 64, n_prompt: int = 2, **params):
         super().__init__(**params)
@@ -54,6 +57,8 @@ class Settings(param.Parameterized):
         if self.t is not None:
             parts.append(f"t={self.t}")
         parts += [f"seed={self.seed}", f"speed={self.speed}", f"top_p={self.top_p:g}"]
+        if self.kv_heads != 4 or self.precision != "float64":       # beyond the lesson: only when chosen
+            parts += [f"kv_heads={self.kv_heads}", f"precision={self.precision}"]
         if self.embed:
             parts.append("embed=1")
         return "?" + "&".join(parts)
@@ -112,9 +117,10 @@ def parse_value(p: param.Parameter, raw: str, aliases: dict):
         return (low in TRUE, None) if low in TRUE + FALSE else (None, ("why_bool", {}))
     if isinstance(p, param.Selector):
         value = aliases.get(text.lower(), text.lower())
-        if value in p.objects:
-            return value, None
-        return None, ("why_choice", {"options": ", ".join(p.objects)})
+        match = next((o for o in p.objects if str(o) == value), None)
+        if match is not None:
+            return match, None
+        return None, ("why_choice", {"options": ", ".join(map(str, p.objects))})
     if isinstance(p, param.Integer):
         value = int(text) if len(text) <= MAX_DIGITS and INTEGER.fullmatch(text) else None
         return in_bounds(p, value, "why_int")

@@ -98,6 +98,22 @@ def _grid(view, grid_url: str) -> str:
             f"<div class='xlab'>{html.escape(t('grid_x'))}</div>")
 
 
+def _reads(view) -> str:
+    """What the newest query reads (app/figures.py QueryReads): a row of cells per layer and head."""
+    from bokeh.palettes import Blues9
+    palette, weights, n = list(reversed(Blues9)), view.reads.weights(), view.n
+    rows = []
+    for row in weights[::-1]:                          # top of the figure first
+        cells = "".join(
+            f"<div class='cell' style='background:"
+            f"{palette[int(np.clip((np.log10(max(w, 1e-3)) + 3) / 3 * len(palette), 0, len(palette) - 1))]}'></div>"
+            for w in row if w == w)
+        rows.append(f"<div class='band' style='position:static;height:12px;margin:2px 0'>{cells}"
+                    f"<div style='flex:{n - view.ex.t}'></div></div>")
+    return (view.reads.heading.object + f"<div class='fig' style='margin-left:70px;display:block'>{''.join(rows)}</div>"
+            + view.reads.proof.object)
+
+
 def _bar_plot(view, top: float, height: int, kinds, legend: str, ylabel: str) -> str:
     """One bar chart of positions 1..t, `kinds` the bars drawn ('full', 'cached'), y up to `top` millions."""
     ex, n = view.ex, view.n
@@ -150,7 +166,7 @@ def render(view, grid_url: str = GRID_URL) -> str:
     more = "".join(f"<div class='cardhead'>› {html.escape(t(s.key + '_title'))}</div>" for s in view.sections)
     top = f"<div class='kv-head'>{view.header.layout.object}</div>" + view.text.layout.object + controls
     bottom = (view.grid.heading.object + (view.grid.prefill.object if view.grid.prefill.visible else "")
-              + _grid(view, grid_url) + view.grid.note.object + view.bars.heading.object + _bars(view)
+              + _grid(view, grid_url) + view.grid.note.object + _reads(view) + view.bars.heading.object + _bars(view)
               + view.bars.note.object + view.readouts.layout.object + cards + view.more_heading.object + more)
     part = f"<div class='kv-snap' lang='{view.lang}' aria-hidden='true'>"
     return f"{part}{top}</div>{PROGRESS}{part}{bottom}</div>"

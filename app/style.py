@@ -30,10 +30,13 @@ def ticks(n_ctx: int) -> list[int]:
     return [1] + list(range(step, n_ctx + 1, step))
 
 
+FRAME_LEFT = 76          # px left of every figure's frame: their position axes line up, column under column
+
+
 def position_figure(n_ctx: int, height: int, **kw):
     """A figure over positions 1..n_ctx, with the page's plain look (no toolbar, no outline)."""
     f = figure(height=height, sizing_mode="stretch_width", x_range=Range1d(0.5, n_ctx + 0.5),
-               toolbar_location=None, tools="", min_border_left=10, **kw)
+               toolbar_location=None, tools="", min_border_left=FRAME_LEFT, min_border_right=12, **kw)
     f.xaxis.ticker = FixedTicker(ticks=ticks(n_ctx))
     f.outline_line_color = None
     return f

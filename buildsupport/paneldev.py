@@ -11,44 +11,40 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tarfile
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from .common import DEFAULT_CACHE
+from .inputs import Inputs
+from .lockfile import load_lock
+from .packages import unpack_runtime
+
 RUNTIME_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
 
 def sandbox_runtime(cache: Path, pyodide_wheels=()) -> Path:
     """A folder with Pyodide's runtime and NumPy's wheel (checked against Pyodide's lock), in the cache."""
-    import build
-    lock = build.load_lock()
-    version = lock["pyodide"]["version"]
-    extra = list(pyodide_wheels) + [d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d]
-    inputs = build.Inputs(cache, version, extra)
-    tarball = inputs.npm_tarball(lock["pyodide"]["sha256"])
-    out = inputs.derived / f"sandbox-runtime-{version}-{build.sha256_file(tarball)[:12]}"
-    if (out / "pyodide-lock.json").is_file():
+    lock = load_lock()
+    inputs = Inputs(cache, lock["pyodide"]["version"], list(pyodide_wheels))
+    runtime = unpack_runtime(inputs, lock["pyodide"]["sha256"])
+    numpy = runtime.lock["packages"]["numpy"]
+    out = inputs.derived / f"sandbox-{runtime.dir.name}"
+    if (out / numpy["file_name"]).is_file():
         return out
-    with tempfile.TemporaryDirectory(dir=inputs.cache) as tmp:
-        with tarfile.open(tarball) as tf:
-            tf.extractall(tmp, filter="data")
-        staging = Path(tmp) / "runtime"
-        staging.mkdir()
-        for name in RUNTIME_FILES:
-            shutil.copyfile(Path(tmp) / "package" / name, staging / name)
-        numpy = json.loads((staging / "pyodide-lock.json").read_text(encoding="utf-8"))["packages"]["numpy"]
-        shutil.copyfile(inputs.compiled_wheel(numpy["file_name"], numpy["sha256"]), staging / numpy["file_name"])
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
+    staging = out.with_name(out.name + ".part")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name in RUNTIME_FILES:
+        shutil.copyfile(runtime.dir / name, staging / name)
+    wheel = inputs.compiled_wheels({"numpy": numpy})["numpy"]
+    shutil.copyfile(wheel, staging / numpy["file_name"])
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(staging, out)
     return out
 
 
 def serve(port: int = 5006, show: bool = True, cache: Path | None = None, pyodide_wheels=()) -> None:
     """Serve the explorable at http://127.0.0.1:<port>/explorable until interrupted."""
-    import build
-    runtime = sandbox_runtime(cache or build.DEFAULT_CACHE, pyodide_wheels)
+    runtime = sandbox_runtime(cache or DEFAULT_CACHE, pyodide_wheels)
     os.environ["KV_SANDBOX_RUNTIME"] = json.dumps(
         {"pyodide": "/kv-runtime/pyodide.js", "indexURL": "/kv-runtime/", "packages": ["numpy"]})
     import panel as pn

@@ -17,6 +17,8 @@ multiplications: every query head still scores t keys and mixes t values.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 
 def kv_width(cfg) -> int:
     """d_kv = H_kv d_k: the numbers of one position's keys (and of its values) in a block."""
@@ -72,6 +74,16 @@ def total_uncached(cfg, T: int) -> int:
 
 def total_ratio(cfg, T: int) -> float:
     return total_uncached(cfg, T) / total_cached(cfg, T)
+
+
+def matrices_only_ratio(T: int) -> float:
+    """The total ratio if only the matrices counted: sum t c_row / sum c_row = (T+1)/2."""
+    return (T + 1) / 2
+
+
+def attention_only_ratio(T: int) -> float:
+    """The total ratio if only attention counted: sum t^2 / sum t = (2T+1)/3."""
+    return (2 * T + 1) / 3
 
 
 def attention_equals_matrices_at(cfg) -> float:
@@ -142,3 +154,56 @@ def speculative_count_ratio(alpha: float, k: int, c_target: int, c_draft: int) -
     """The same by the count (multiplications): a check of k + 1 rows costs k + 1 rows, so
     multiplications per token go from c_target to ((k + 1) c_target + k c_draft) / tokens."""
     return expected_tokens_per_pass(alpha, k) * c_target / ((k + 1) * c_target + k * c_draft)
+
+
+# -- the real models the texts name ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Architecture:
+    """What a model's cache and weights need: parameters, layers, heads (H query, H_kv key/value,
+    d_head wide) and its context window, the most positions it can read at once."""
+    n_params: float
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    d_head: int
+    n_ctx: int
+
+    @property
+    def d_model(self) -> int:
+        return self.n_heads * self.d_head
+
+    def kv_bytes_per_token(self, bytes_per_number: float) -> float:
+        return kv_bytes_per_token(self.n_layers, self.n_kv_heads, self.d_head, bytes_per_number)
+
+    def full_attention(self) -> "Architecture":
+        """The same model with one key/value head per query head."""
+        return replace(self, n_kv_heads=self.n_heads)
+
+    @classmethod
+    def of(cls, cfg) -> "Architecture":
+        """A mini-GPT's, from its Config: its parameters counted, its window the rows of P."""
+        return cls(n_params(cfg), cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.n_ctx)
+
+
+# The lesson's "modelo abierto de unos 7 000 millones de parámetros, con L = 32 y d_model = 4 096",
+# no shared heads (split as 32 heads of 128). Its window: the lesson puts 32,768 tokens in its cache
+# ("con 32 768, 16 GiB"), the longest text it gives it.
+LESSON_7B = Architecture(7.0e9, 32, 32, 32, 128, 32_768)
+LESSON_7B_CONTEXTS = (4_096, 32_768)      # the lesson's two texts: 2 GiB and 16 GiB at 2 bytes
+LESSON_7B_BYTES = 2                       # fp16, cache and weights: "a 2 bytes por número", ~13 GiB of weights
+
+# The wider chapter's models. The 0.5B: "24 camadas, 14 query heads, 2 key-value heads, dimensão
+# de head 64" (d 896, MLP 4,864), which is Qwen2.5-0.5B's architecture; the chapter states no
+# window, that model's published configuration has 32,768 positions. Its parameters: "meio bilião",
+# 494 million, what the chapter's "1,98 GB a quatro bytes" implies (GB of 10^9 bytes there).
+CHAPTER_05B = Architecture(494e6, 24, 14, 2, 64, 32_768)
+# "um modelo da classe 7B com 32 camadas e 8 key-value heads de dimensão 128", given "um contexto
+# de 128.000 tokens": that is its window. 32 query heads of 128 (d 4,096, not stated).
+CHAPTER_7B = Architecture(7.0e9, 32, 32, 8, 128, 128_000)
+# "a linha 13B, multi-head attention completa com 40 heads" of 128 in 40 layers: Llama 2 13B's
+# architecture, whose window is 4,096 (the chapter states none).
+CHAPTER_13B = Architecture(13.0e9, 40, 40, 40, 128, 4_096)
+# "as linhas 7B e 70B assumem 8 key-value heads de dimensão 128", 80 layers, 64 query heads; the
+# chapter states no window and puts it with its 7B: the same 128,000.
+CHAPTER_70B = Architecture(70.0e9, 80, 64, 8, 128, 128_000)

@@ -88,7 +88,7 @@ async function init(msg) {
     py.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(ROOT)})`);
     if (cfg.lazy && cfg.lazy.module) {
       const index = await (await fetch(cfg.lazy.index)).text();
-      py.pyimport(cfg.lazy.module).install(index, cfg.lazy.base);
+      py.pyimport(cfg.lazy.module).install_lazy_importer(index, cfg.lazy.base);
     }
     runJson = py.pyimport("kv_sandbox_runner").run_json;
   } catch (e) {

@@ -10,6 +10,7 @@
 "use strict";
 
 let pyodide = null;
+let wasm = null;               // app/wasm.py, once the app archive is unpacked
 let stage = "runtime";
 const pending = new Map();     // url -> kind, for downloads in flight
 const failures = [];           // {url, reason}
@@ -85,56 +86,6 @@ async function fetchBytes(url) {
   return resp.arrayBuffer();
 }
 
-// Modules the app does not import at start-up are left out of the wheels and the standard library
-// (build.py puts them in *-lazy.zip archives). This finder fetches an archive the first time one
-// of its modules is imported (synchronous XHR: allowed in workers), checks its sha256, extracts it
-// and imports the module from there.
-const LAZY_FINDER = `
-import hashlib, io, json, os, sys, time, zipfile
-import importlib.abc, importlib.util
-from js import XMLHttpRequest, Uint8Array
-
-class _KvLazyFinder(importlib.abc.MetaPathFinder):
-    def __init__(self, index, base):
-        self.archives = index["archives"]
-        self.modules = index["modules"]
-        self.base = base
-        self.done = set()
-
-    def _fetch(self, n, name):
-        a = self.archives[n]
-        url = self.base + a["url"]
-        t = time.time()
-        xhr = XMLHttpRequest.new()
-        xhr.open("GET", url, False)
-        xhr.responseType = "arraybuffer"
-        xhr.send()
-        if xhr.status != 200:
-            raise ImportError(f"{url}: HTTP {xhr.status}")
-        data = Uint8Array.new(xhr.response).to_bytes()
-        if hashlib.sha256(data).hexdigest() != a["sha256"]:
-            raise ImportError(f"{url}: content does not match its sha256")
-        os.makedirs(a["root"], exist_ok=True)
-        zipfile.ZipFile(io.BytesIO(data)).extractall(a["root"])
-        importlib.invalidate_caches()
-        self.done.add(n)
-        kvLazyLoaded(url, (time.time() - t) * 1000, name)
-
-    def find_spec(self, name, path=None, target=None):
-        hit = self.modules.get(name)
-        if hit is None:
-            return None
-        n, rel, is_pkg = hit
-        if n not in self.done:
-            self._fetch(n, name)
-        full = self.archives[n]["root"] + "/" + rel
-        return importlib.util.spec_from_file_location(
-            name, full, submodule_search_locations=[os.path.dirname(full)] if is_pkg else None)
-
-sys.meta_path.append(_KvLazyFinder(json.loads(KV_LAZY), KV_BASE))
-del KV_LAZY
-`;
-
 // After a fatal error (out of memory, a stack overflow in the app) Pyodide refuses every call.
 function alive() {
   try {
@@ -186,43 +137,28 @@ async function start(cfg) {
     const what = failures.length ? failures.map((f) => f.url).join(", ") : missing.join(", ");
     return fail(what, new Error(`packages not installed: ${missing.join(", ")}`));
   }
-  pyodide.globals.set("sendPatch", sendPatch);
 
   status("app", "app");
   try {
     pyodide.unpackArchive(await appBytes, "zip", { extractDir: "/home/pyodide/kv" });
+    pyodide.pyimport("sys").path.insert(0, "/home/pyodide/kv");
+    wasm = pyodide.pyimport("app.wasm");  // the page's Python side (app/wasm.py)
   } catch (e) {
     return fail(cfg.app, e);
   }
   try {
-    pyodide.globals.set("KV_LAZY", await lazyIndex);
-    pyodide.globals.set("KV_BASE", cfg.packageBaseUrl);
-    pyodide.globals.set("kvLazyLoaded", (url, ms, name) => post({ type: "lazy", url, ms, name, at: Date.now() }));
-    pyodide.runPython(LAZY_FINDER);
+    // Modules the app does not import at start-up come on first import (app/lazyimport.py).
+    wasm.install_lazy_importer(await lazyIndex, cfg.packageBaseUrl,
+                               (url, ms, name) => post({ type: "lazy", url, ms, name, at: Date.now() }));
   } catch (e) {
     return fail(cfg.lazy, e);
   }
   try {
     status("app", "panel");
-    await pyodide.runPythonAsync(`
-import gc, sys
-gc.disable()  # start-up allocates much and frees little: collect once, after write_doc()
-sys.path.insert(0, "/home/pyodide/kv")
-import panel
-from panel.io.pyodide import init_doc, write_doc
-`);
+    wasm.import_panel();
     times.import_panel = performance.now() - t0;
     status("app", "create_app");
-    pyodide.globals.set("KV_QUERY", cfg.query || "");
-    const result = await pyodide.runPythonAsync(`
-init_doc()
-from app.main import create_app
-create_app(KV_QUERY).servable()
-_kv_result = await write_doc()
-gc.enable()
-gc.freeze()  # what start-up made stays: later collections skip it
-_kv_result
-`);
+    const result = await wasm.start(cfg.query || "");
     const [docs_json, render_items, root_ids] = result.toJs();
     result.destroy();
     times.app = performance.now() - t0;
@@ -238,18 +174,10 @@ self.onmessage = async (event) => {
   if (msg.type === "start") {
     await start(msg.config);
   } else if (msg.type === "rendered") {
-    await pyodide.runPythonAsync(`
-from panel.io.state import state
-from panel.io.pyodide import _link_docs_worker
-_link_docs_worker(state.curdoc, sendPatch, setter="js")
-`);
+    wasm.link(sendPatch);
   } else if (msg.type === "patch") {
-    pyodide.globals.set("patch", msg.patch);
     try {
-      await pyodide.runPythonAsync(`
-from panel.io.pyodide import _convert_json_patch
-state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")
-`);
+      wasm.apply_patch(msg.patch);
     } catch (e) {
       if (!alive()) return fail("app", e);     // the interpreter itself is gone: the page must say so
       post({ type: "pyerror", message: String(e) });
@@ -258,14 +186,7 @@ state.curdoc.apply_json_patch(_convert_json_patch(patch), setter="js")
   } else if (msg.type === "modules") {
     // Diagnostics (tests): import the named modules, then list those imported from source
     // (not precompiled).
-    pyodide.globals.set("KV_IMPORT", JSON.stringify(msg.import || []));
-    const out = await pyodide.runPythonAsync(`
-import importlib, json, sys
-for _name in json.loads(KV_IMPORT):
-    importlib.import_module(_name)
-json.dumps(sorted(n for n, m in list(sys.modules.items())
-                  if (getattr(getattr(m, "__spec__", None), "origin", None) or "").endswith(".py")))
-`);
+    const out = wasm.source_modules(JSON.stringify(msg.import || []));
     post({ type: "modules", modules: JSON.parse(out), count: Object.keys(pyodide.loadedPackages).length });
   }
 };

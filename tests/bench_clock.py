@@ -47,15 +47,7 @@ def last_row(page) -> dict:
 
 def run_lab(page, run: int) -> dict:
     page.get_by_role("button", name="Medir en mi navegador").click()
-    page.wait_for_function(f"""() => {{
-      const find = (root) => root.querySelector('[data-testid=lab-explain]') ||
-        [...root.querySelectorAll('*')].map((e) => e.shadowRoot && find(e.shadowRoot)).find(Boolean);
-      const status = (root) => root.querySelector('[data-testid=lab-status]') ||
-        [...root.querySelectorAll('*')].map((e) => e.shadowRoot && status(e.shadowRoot)).find(Boolean);
-      const s = status(document);
-      return find(document) && s && !s.textContent.includes('…') && window.__kvLabRuns === {run - 1};
-    }}""", timeout=300000)
-    page.evaluate("window.__kvLabRuns = (window.__kvLabRuns || 0) + 1")
+    page.locator(f"[data-testid=lab-status][data-run='{run}'][data-state=done]").wait_for(timeout=300000)
     return last_row(page)
 
 
@@ -69,7 +61,6 @@ def main(argv=None) -> int:
         page, _ = open_page(browser, url + "?lang=es&t=64")
         wait_ready(page)
         wait_t(page, 64)
-        page.evaluate("window.__kvLabRuns = 0")
         open_card(page, LAB)
         for run in range(1, args.runs + 1):
             row = run_lab(page, run)

@@ -11,9 +11,9 @@ Not a test: it prints numbers. What it does, in one run:
        - panel convert cannot pack ../model, and its auto-detected requirement "app" is not a
          PyPI package: the app + model go in as Panel's own data archive (data_archives) and
          the requirement list is given explicitly;
-       - Panel's micropip.install resolves panel's dependencies on PyPI (pandas, nh3, ...
-         whose Pyodide builds are not obtainable here): the worker installs the same wheels
-         as the static site, by URL, with deps=False (micropip still does the installing).
+       - Panel's micropip.install resolves panel's dependencies on PyPI (pandas, ... whose
+         Pyodide builds are not obtainable here): the worker installs the same wheels as the
+         static site (nh3 included), by URL, with deps=False (micropip still does the installing).
      Its CDN URLs (Pyodide CDN, Panel CDN, Bokeh CDN, PyPI files) are rewritten to a local
      mirror of the same files under the same server, with gzip for text/wasm and immutable
      caching as those CDNs send (also PANEL_CDN_ROOT in its worker, for Panel's stylesheets);
@@ -46,6 +46,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import build  # noqa: E402
+from buildsupport.common import sha256_file  # noqa: E402
+from buildsupport.packages import COMPILED_PACKAGES as COMPILED  # noqa: E402
+from buildsupport.wheels import pack_wheel, unpack_slim  # noqa: E402
 from tests.browser import chromium  # noqa: E402
 from tests.site_fixtures import compiled_wheel_candidates, compiled_wheels_dir  # noqa: E402
 
@@ -98,98 +101,116 @@ create_app(pn.state.session_args).servable(title="La caché de claves y valores"
 """
 
 
-def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
-    """panel convert output + a local mirror of the CDN files it names."""
-    import bokeh
-    import panel
-    from panel.io.convert import PYODIDE_VERSION
-
-    version = PYODIDE_VERSION.lstrip("v")
-    site = work / "baseline"
-    src = work / "baseline-src"
+def panel_convert(work: Path) -> Path:
+    """`panel convert --to pyodide-worker` of the two-line app script, into work/baseline."""
+    site, src = work / "baseline", work / "baseline-src"
     src.mkdir(parents=True)
     (src / "explorable.py").write_text(BASELINE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-m", "panel", "convert", str(src / "explorable.py"), "--to", "pyodide-worker",
                     "--out", str(site), "--requirements", "numpy"], check=True, cwd=ROOT, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    html = (site / "explorable.html").read_text()
-    worker = (site / "explorable.js").read_text()
+    return site
 
-    m = site / "mirror"
-    # Pyodide CDN (full distribution): runtime from the npm tarball, compiled wheels from the cache.
+
+def mirror_pyodide(full: Path, cache: Path, version: str) -> None:
+    """The Pyodide CDN's files the baseline loads: the runtime from the npm tarball, the compiled
+    wheels (checked against Pyodide's lock) from where the tests find them."""
     rt = next((cache / "derived").glob(f"pyodide-{version}-*"))
-    full = m / "pyodide" / f"v{version}" / "full"
     full.mkdir(parents=True)
     for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
         shutil.copy(rt / f, full / f)
     lock = json.loads((rt / "pyodide-lock.json").read_text())
-    for name in ("numpy", "pyyaml", "markupsafe", "packaging", "micropip"):
+    for name in COMPILED + ("micropip",):
         fn = lock["packages"][name]["file_name"]
         found = [d / fn for d in compiled_wheel_candidates() if (d / fn).is_file()]
         if not found:
             raise SystemExit(f"{fn} (for the panel convert baseline) is in none of {compiled_wheel_candidates()}")
-        if build.sha256_file(found[0]) != lock["packages"][name]["sha256"]:
+        if sha256_file(found[0]) != lock["packages"][name]["sha256"]:
             raise SystemExit(f"{found[0]}: sha256 does not match pyodide-lock.json")
         shutil.copy(found[0], full)
-    # Panel CDN and Bokeh CDN: files from the installed packages; Panel's CDN wheels are slimmed sources.
-    pdist = Path(panel.__file__).parent / "dist"
+
+
+def mirror_panel_bokeh(m: Path, work: Path, cache: Path, wheels: list[str]) -> None:
+    """Panel's and Bokeh's CDN files from the installed packages; Panel's CDN wheels are slimmed
+    sources (what its build_pyodide_wheels.py publishes); the other wheels as PyPI has them."""
+    import bokeh
+    import panel
     pv = panel.__version__
-    shutil.copytree(pdist, m / "panel" / pv / "dist", ignore=shutil.ignore_patterns("wheels", "*.map", "lib", "dts"))
-    bjs = Path(bokeh.__file__).parent / "server" / "static" / "js"
+    shutil.copytree(Path(panel.__file__).parent / "dist", m / "panel" / pv / "dist",
+                    ignore=shutil.ignore_patterns("wheels", "*.map", "lib", "dts"))
     (m / "bokeh" / "release").mkdir(parents=True)
-    for f in bjs.glob("*.min.js"):
+    for f in (Path(bokeh.__file__).parent / "server" / "static" / "js").glob("*.min.js"):
         shutil.copy(f, m / "bokeh" / "release" / f.name.replace(".min.js", f"-{bokeh.__version__}.min.js"))
-    (m / "panel" / pv / "dist" / "wheels").mkdir(parents=True, exist_ok=True)
-    (m / "panel" / "wheels").mkdir(parents=True, exist_ok=True)
-    pypi = m / "pypi"
-    pypi.mkdir()
-    blk = json.loads(build.LOCK_PATH.read_text())
-    for filename in blk["wheels"]:
+    places = {"panel": m / "panel" / pv / "dist" / "wheels", "bokeh": m / "panel" / "wheels"}
+    for folder in (*places.values(), m / "pypi"):
+        folder.mkdir(parents=True, exist_ok=True)
+    for filename in wheels:
         name = filename.split("-")[0]
         whl = cache / "downloads" / filename
-        if name in ("panel", "bokeh"):
-            tree = work / f"slim-{name}"
-            build.unpack_slim(whl, tree, name)
-            dest = (m / "panel" / pv / "dist" / "wheels" / filename) if name == "panel" else (m / "panel" / "wheels" / filename)
-            build.pack_wheel(tree, dest)
+        if name in places:
+            unpack_slim(whl, work / f"slim-{name}", name)
+            pack_wheel(work / f"slim-{name}", places[name] / filename)
         else:
-            shutil.copy(whl, pypi / filename)
-    # The app + model, and the nh3 stand-in, as Panel's data archive.
+            shutil.copy(whl, m / "pypi" / filename)
+
+
+def copy_app_archive(ours: Path, site: Path) -> None:
+    """The app + model as Panel's data archive: our app archive without its bytecode."""
     (ours_app,) = (ours / "assets").glob("app.*.zip")
     with zipfile.ZipFile(ours_app) as zin, zipfile.ZipFile(site / "app.zip", "w", zipfile.ZIP_DEFLATED) as zout:
         for n in zin.namelist():
             if "__pycache__" not in n:
                 zout.writestr(n, zin.read(n))
 
-    # Point the CDN URLs at the mirror (relative: the page and the worker resolve them).
+
+def to_mirror(text: str, version: str) -> str:
+    """Point the CDN URLs at the mirror (relative: the page and the worker resolve them)."""
     rewrites = {
         f"https://cdn.jsdelivr.net/pyodide/v{version}/full/": f"./mirror/pyodide/v{version}/full/",
         "https://cdn.holoviz.org/panel/": "./mirror/panel/",
         "https://cdn.bokeh.org/bokeh/release/": "./mirror/bokeh/release/",
     }
     for a, b in rewrites.items():
-        html = html.replace(a, b)
-        worker = worker.replace(a, b)
-    # Same wheels as the static site, by URL, with deps=False (PyPI resolution is impossible here).
-    by_name = {f.split("-")[0]: f for f in blk["wheels"]}
-    specs = ([f"./mirror/panel/wheels/{by_name['bokeh']}", f"./mirror/panel/{pv}/dist/wheels/{by_name['panel']}"]
-             + [f"./mirror/pypi/{f}" for n, f in by_name.items() if n not in ("panel", "bokeh")]
-             + ["numpy", "pyyaml", "markupsafe", "packaging"])
+        text = text.replace(a, b)
+    return text
+
+
+def baseline_worker(worker: str, wheels: list[str], panel_version: str) -> str:
+    """The same wheels as the static site, by URL, with deps=False (PyPI resolution is impossible
+    here), the app archive, and Panel's stylesheets from the mirror."""
+    by_name = {f.split("-")[0]: f for f in wheels}
+    specs = ([f"./mirror/panel/wheels/{by_name['bokeh']}",
+              f"./mirror/panel/{panel_version}/dist/wheels/{by_name['panel']}"]
+             + [f"./mirror/pypi/{f}" for n, f in by_name.items() if n not in ("panel", "bokeh")] + list(COMPILED))
     worker, n = re.subn(r"await micropip\.install\(\[.*?\]\);",
                         "await micropip.install(" + repr(specs) + ", deps=False);", worker, flags=re.S)
     assert n == 1, "panel convert's worker template changed: update tests/bench_load.py"
     worker = worker.replace("const data_archives = [];", "const data_archives = ['./app.zip'];")
-    # Panel in the worker builds its stylesheet URLs from its CDN: point that at the mirror too.
     marker = "const [docs_json, render_items, root_ids] = await self.pyodide.runPythonAsync(`"
     assert marker in worker, "panel convert's worker template changed: update tests/bench_load.py"
-    worker = worker.replace(marker, marker + "\nimport os\nos.environ['PANEL_CDN_ROOT'] = "
-                            "'${new URL('./mirror/panel/', self.location.href).href}'\n")
+    return worker.replace(marker, marker + "\nimport os\nos.environ['PANEL_CDN_ROOT'] = "
+                          "'${new URL('./mirror/panel/', self.location.href).href}'\n")
+
+
+def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
+    """panel convert output + a local mirror of the CDN files it names."""
+    import panel
+    from panel.io.convert import PYODIDE_VERSION
+
+    version = PYODIDE_VERSION.lstrip("v")
+    wheels = list(json.loads(build.LOCK_PATH.read_text())["wheels"])
+    site = panel_convert(work)
+    mirror_pyodide(site / "mirror" / "pyodide" / f"v{version}" / "full", cache, version)
+    mirror_panel_bokeh(site / "mirror", work, cache, wheels)
+    copy_app_archive(ours, site)
+    worker = baseline_worker(to_mirror((site / "explorable.js").read_text(), version), wheels, panel.__version__)
     (site / "explorable.js").write_text(worker)
     # Mark the live render for the probe (Panel removes body.pn-loading when it embeds the live doc).
-    html = html.replace("</body>", "<script>new MutationObserver((_, o) => { const b = document.body; "
-                        "if (!b.classList.contains('pn-loading')) { b.dataset.baseline = 'rendered'; o.disconnect(); } })"
-                        ".observe(document.body, {attributes: true});</script></body>")
+    html = to_mirror((site / "explorable.html").read_text(), version).replace(
+        "</body>", "<script>new MutationObserver((_, o) => { const b = document.body; "
+        "if (!b.classList.contains('pn-loading')) { b.dataset.baseline = 'rendered'; o.disconnect(); } })"
+        ".observe(document.body, {attributes: true});</script></body>")
     (site / "index.html").write_text(html)
     for p in list(site.rglob("*")):
         if p.is_file() and p.suffix in (".js", ".css", ".json", ".wasm", ".html") and p.stat().st_size > 1024:

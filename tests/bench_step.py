@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,23 +90,6 @@ def browser_side(url: str, label: str = "Avanzar", repeats: int = 10, ready=None
     return results
 
 
-def serve_panel():
-    from tests.browser import free_port
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
-                             "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/explorable"
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("panel serve did not start")
-
-
 def table(rows) -> str:
     out = ["| where | mode | click to redrawn at t = 64, median | max | t = 55..63, median |",
            "|---|---|---|---|---|"]
@@ -131,11 +112,9 @@ def main(argv=None) -> int:
     print("Python side of one step at t = 63 -> 64 (CPython, in-process): "
           + "; ".join(f"{m}: median {a:.1f} ms, max {b:.1f} ms" for m, (a, b) in py.items()))
     if args.server or both:
-        proc, url = serve_panel()
-        try:
+        from tests.browser import panel_serve
+        with panel_serve() as url:
             rows.append(("panel serve", browser_side(url, repeats=args.repeats)))
-        finally:
-            proc.terminate()
     if args.static or both:
         from tests.browser import serve, wait_ready
         dist = ROOT / "dist"

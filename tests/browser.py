@@ -17,7 +17,9 @@ import os
 import re
 import shutil
 import socket
-import time
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -133,15 +135,6 @@ def wait_for_text(page, text: str, timeout_ms: int = 30000) -> None:
         }""", arg=text, timeout=timeout_ms)
 
 
-def click_button(page, name: str, times: int = 1, delay_s: float = 0.0) -> None:
-    """Click a Panel/Bokeh button by its label (Playwright pierces shadow DOM)."""
-    button = page.get_by_role("button", name=name)
-    for _ in range(times):
-        button.first.click()
-        if delay_s:
-            time.sleep(delay_s)
-
-
 # -- reading and driving the explorable (shared by the panel-serve and static-site tests) -----------
 
 OUT = ROOT / "test-output"
@@ -160,6 +153,34 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def panel_serve(timeout_s: float = 60):
+    """`panel serve app/explorable.py` on a free port; yields the app's URL once the server says it
+    runs (its log line), and stops it afterwards. Its log is drained so the server never blocks."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
+         "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/explorable"
+    deadline = threading.Timer(timeout_s, proc.kill)   # a server that never says it runs is stopped
+    deadline.start()
+    said = []
+    for line in proc.stdout:                           # ends when the process does
+        said.append(line)
+        if f"Bokeh app running at: {url}" in line:
+            break
+    deadline.cancel()
+    if proc.poll() is not None:
+        raise RuntimeError("panel serve did not start:\n" + "".join(said))
+    threading.Thread(target=proc.stdout.read, daemon=True).start()
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def plain(s: str) -> str:

@@ -28,15 +28,17 @@ def gpt():
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium, driven by Playwright (tests/browser.py)."""
-    from tests.browser import chromium
+    """Debian's Chromium, one per test module (tests/browser.py); skips without it."""
+    from tests.browser import chromium, chromium_missing
+    if chromium_missing():
+        pytest.skip(chromium_missing())
     with chromium() as b:
         yield b
 
 
 @pytest.fixture(scope="module", params=["served", "static"])
 def app_url(request):
-    """The app's URL: Panel's server (`build.py dev`), or the static site (tests/servers.py)."""
+    """The explorable's URL: Panel's server (`build.py dev`), or the static site (tests/servers.py)."""
     from tests.servers import app_server
     with app_server(request.param) as url:
         yield url

@@ -1,9 +1,10 @@
 """Shared by the site tests: where the build cache and the compiled Pyodide wheels are,
 and one build of each kind per test session (in a temporary folder, not dist/).
 
-The compiled wheels (numpy, pyyaml, markupsafe, packaging for Pyodide) cannot be
-fetched with pip or npm; tests that need them skip, naming the places looked in,
-when none holds them. Set KV_EXPLORABLE_PYODIDE_WHEELS=DIR to point at them.
+The compiled wheels (numpy, pyyaml, markupsafe, packaging, nh3 for Pyodide) cannot be
+fetched with pip or npm. They are looked for in $KV_EXPLORABLE_PYODIDE_WHEELS, the build
+cache and <repo>/../shared/pyodide-<version>/ (where CI and development machines have
+them); tests that need them skip, naming the places looked in, when none holds them.
 """
 from __future__ import annotations
 
@@ -26,12 +27,12 @@ def compiled_wheel_candidates() -> list[Path]:
     version = json.loads(build.LOCK_PATH.read_text())["pyodide"]["version"]
     dirs = [d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d]
     return [Path(d) for d in dirs] + [build.DEFAULT_CACHE / f"pyodide-{version}",
-                                      ROOT.parent / "cache" / f"pyodide-{version}",
-                                      Path("/work/cache") / f"pyodide-{version}"]
+                                      ROOT.parent / "shared" / f"pyodide-{version}"]
 
 
 REQUIRED = ("numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl", "pyyaml-6.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl",
-            "markupsafe-3.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl", "packaging-24.2-py3-none-any.whl")
+            "markupsafe-3.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl", "packaging-24.2-py3-none-any.whl",
+            "nh3-0.2.21-cp38-abi3-pyodide_2025_0_wasm32.whl")
 
 
 def tools_missing() -> str | None:

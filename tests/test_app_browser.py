@@ -6,7 +6,6 @@ Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -20,6 +19,13 @@ def where(app_url: str) -> str:
 
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+
+
+
+def t_at_least(n: int) -> re.Pattern:
+    """The position readout at n or later."""
+    return re.compile(rf"^t = ({'|'.join(str(t) for t in range(n, 65))}) / 64$")
 
 
 def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
@@ -72,7 +78,6 @@ def test_toggle_mode_at_any_t(browser, app_url):
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
     assert "active" in cached_row.get_attribute("class")
     page.get_by_role("button", name="Sin caché").click()
-    page.wait_for_function("() => true")
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
     full_row.and_(page.locator(".active")).wait_for()
     page.locator("body").click(position={"x": 5, "y": 5})
@@ -110,27 +115,20 @@ def test_animation_and_click_storm(browser, app_url):
     page, _ = open_app(browser, app_url, "?lang=es&speed=5")
     wait_t(page, 2)
     page.get_by_role("button", name="Animar").click()
-    deadline = time.time() + 15
-    while current_t(page) < 6 and time.time() < deadline:
-        time.sleep(0.1)
-    assert current_t(page) >= 6                      # it plays by itself
+    expect(page.locator(".tpos").first).to_have_text(t_at_least(6), timeout=15000)   # it plays by itself
+    before = current_t(page)
     step = page.get_by_role("button", name="Avanzar")
     storm = "(el, n) => { for (let i = 0; i < n; i++) el.click(); }"
     step.evaluate(storm, 10)                        # ten clicks at once while it plays
     page.get_by_role("button", name="Pausa").click()
+    # Events reach Python in order, and its changes reach the page in order: once the button says
+    # Animar again, every storm click has landed and no animation step is pending.
     page.get_by_role("button", name="Animar").wait_for()
-    settled, last, since = False, current_t(page), time.time()
-    deadline = time.time() + 15                     # the queued clicks land, then nothing moves
-    while time.time() < deadline:
-        time.sleep(0.25)
-        now = current_t(page)
-        if now != last:
-            last, since = now, time.time()
-        elif time.time() - since > 2.0:
-            settled = True
-            break
-    assert settled, "still stepping after Pausa"
-    assert last >= 16                                # ten storm clicks on top of the animation
+    paused = current_t(page)
+    assert paused >= before + 10, (before, paused)  # ten storm clicks on top of the animation
+    step.click()                                    # one step more is exactly one: nothing else moves
+    wait_t(page, paused + 1)
+    assert current_t(page) == paused + 1, "still stepping after Pausa"
     assert errors(page) == []
     # storm through 64: the error appears, the page survives, Reset works
     step.evaluate(storm, 70)
@@ -159,12 +157,15 @@ def test_sections_below_the_figure(browser, app_url):
     # 1. your milliseconds
     open_card(page, "Tus milisegundos: la tabla de la lección, medida en tu navegador")
     page.get_by_role("button", name="Medir en mi navegador").click()
-    page.locator("[data-testid=lab-rows]").wait_for(timeout=60000)
+    page.locator("[data-testid=lab-status][data-run='1'][data-state=done]").wait_for(timeout=60000)
     table = page.locator("[data-testid=lab-table]").inner_text()
     for t in ("8", "16", "32", "48", "64"):
         assert re.search(rf"(^|\n){t}\t", table), table
     assert "9\u202f437\u202f184" in table or "9 437 184" in table
-    assert "Hecho: 10 medidas" in text_of(page, "lab-status")
+    assert "Hecho: 5 posiciones" in text_of(page, "lab-status")
+    explain = text_of(page, "lab-explain")                  # written from the table's own numbers
+    ratio = re.search(r"(\S+)×", table.splitlines()[-1].split("\t")[5]).group(1)
+    assert "la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain)
     # 2. try it: the lesson's cell, in the code sandbox
     open_card(page, "Pruébalo: la primera celda de la lección")
     run_and_wait(page, "prove-result", "Ejecutar", timeout_ms=90000)
@@ -178,9 +179,10 @@ def test_sections_below_the_figure(browser, app_url):
     page.get_by_role("radio", name="Porque la máscara hace que la fila i sólo dependa de los tokens 1 a i").check()
     page.locator("[data-testid=quiz-fixed]").wait_for()
     assert "Correcto" in text_of(page, "quiz-fixed")
-    page.get_by_role("radio", name="64 veces, como el último token").check()
+    page.get_by_role("radio", name="64 veces, lo mismo que cuesta de más el último token de la ventana").check()
     page.locator("[data-testid=quiz-total]").wait_for()
-    assert "No exactamente" in text_of(page, "quiz-total") and "33.1×" in text_of(page, "quiz-total")
+    total = text_of(page, "quiz-total")
+    assert "No exactamente" in total and "33.1×" in total and "(T+1)/2 = 32.5" in total and "t = 512" in total
     assert "no coincide" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
     editor = page.get_by_role("textbox", name="Tu código")
     editor.fill("def atencion(q, K, V):\n    return q @ K\n")
@@ -190,7 +192,10 @@ def test_sections_below_the_figure(browser, app_url):
     assert "Igual que el modelo" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
     # 4. how much context fits
     open_card(page, "¿Cuánto contexto cabe? La memoria de la caché en modelos reales")
-    page.locator("[data-testid=ctx-tokens]", has_text="65\u202f378").wait_for()
+    page.locator("[data-testid=ctx-tokens]", has_text="19\u202f377").wait_for()      # the lesson's 7B first
+    page.get_by_role("combobox", name="Modelo de partida").select_option(label="El mini-GPT de la lección (L 2, d 64, float64)")
+    page.locator("[data-testid=ctx-tokens]", has_text="64 tokens").wait_for()
+    assert "ventana de contexto del modelo, 64 tokens" in text_of(page, "ctx-cap")
     shot(page, where(app_url) + "app-es-sections")
     assert errors(page) == []
 
@@ -200,6 +205,72 @@ def test_sections_in_portuguese(browser, app_url):
     wait_t(page, 2)
     assert page.get_by_role("button", name="Avançar").count() == 1
     open_card(page, "Quanto contexto cabe? A memória da cache em modelos reais")
-    page.locator("[data-testid=ctx-tokens]", has_text="65.378 tokens").wait_for()
+    page.locator("[data-testid=ctx-tokens]", has_text="19.377 tokens").wait_for()
     shot(page, where(app_url) + "app-pt")
+    assert errors(page) == []
+
+
+# The calculator's labels, inputs and selects (through every shadow root below the elements marked
+# ctx-fields): their boxes on the page.
+CTX_BOXES = """() => {
+  const hosts = [], out = [];
+  const find = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList.contains('ctx-fields')) hosts.push(el);
+      if (el.shadowRoot) find(el.shadowRoot);
+    }
+  };
+  const collect = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.matches('label, input, select')) {
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0)
+          out.push({what: el.tagName + ' ' + (el.innerText || el.value || '').slice(0, 30),
+                    x: r.x, y: r.y, w: r.width, h: r.height});
+      }
+      if (el.shadowRoot) collect(el.shadowRoot);
+    }
+  };
+  find(document);
+  for (const h of hosts) { collect(h.shadowRoot || h); }
+  const seen = new Set();
+  return out.filter(b => { const k = [b.what, b.x, b.y].join(); if (seen.has(k)) return false; seen.add(k); return true; });
+}"""
+
+
+def overlaps(boxes, tolerance=0.5):
+    """Pairs of boxes that share more than a sliver."""
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            dx = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
+            dy = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
+            if dx > tolerance and dy > tolerance:
+                found.append((a["what"], b["what"]))
+    return found
+
+
+def test_sections_calculator_layout_and_typed_numbers(browser, app_url):
+    """At 360 and 1280 px no label or input of the calculator overlaps another (labels wrap); in
+    Portuguese a decimal comma typed in a field is read as one."""
+    from app.calculator import PRESETS
+    from app.i18n import num
+    for lang, width in (("es", 360), ("es", 1280), ("pt", 1280)):
+        page, _ = open_app(browser, app_url, f"?lang={lang}", width=width, height=900)
+        wait_t(page, 2)
+        open_card(page, {"es": "¿Cuánto contexto cabe? La memoria de la caché en modelos reales",
+                         "pt": "Quanto contexto cabe? A memória da cache em modelos reais"}[lang])
+        page.locator("[data-testid=ctx-tokens]").wait_for()
+        boxes = page.evaluate(CTX_BOXES)
+        labels = [b for b in boxes if b["what"].startswith("LABEL")]
+        assert len(labels) == 11 and len(boxes) == 22, boxes             # the preset and ten values
+        assert overlaps(boxes) == [], (width, overlaps(boxes))
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        shot(page, where(app_url) + f"ctx-{lang}-{width}")
+    field = page.get_by_role("textbox", name="Reservado para o sistema (GiB)")
+    expect(field).to_have_value("1,5")
+    field.fill("2,5")
+    field.press("Enter")
+    tokens = num(PRESETS["7b-mha"].with_(overhead_gib=2.5).tokens_per_user(), "pt")
+    page.locator("[data-testid=ctx-tokens]", has_text=f"{tokens} tokens").wait_for()
     assert errors(page) == []

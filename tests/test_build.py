@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -14,7 +16,11 @@ from pathlib import Path
 import pytest
 
 import build
-from tests.site_fixtures import ROOT, site_cdn, site_self_contained
+from buildsupport.common import PYODIDE_CDN, SENTINEL_CDN, sha256_file
+from buildsupport.in_pyodide.compile_pyc import compile_jobs
+from buildsupport.inputs import Inputs
+from buildsupport.zips import write_zip
+from tests.site_fixtures import REQUIRED, ROOT, site_cdn, site_self_contained
 
 PYC_MAGIC_313 = bytes.fromhex("f30d0d0a")  # CPython 3.13 (Pyodide 0.29)
 
@@ -67,7 +73,7 @@ def test_cdn_build_has_no_runtime(cdn):
     names = {p.name.split("-")[0] for p in (cdn / "packages").glob("*/*.whl")}
     assert "numpy" not in names and "panel" in names
     lock = site_lock(cdn)
-    assert lock["packages"]["numpy"]["file_name"].startswith(build.PYODIDE_CDN.format(version=info(cdn)["pyodide"]))
+    assert lock["packages"]["numpy"]["file_name"].startswith(PYODIDE_CDN.format(version=info(cdn)["pyodide"]))
 
 
 def test_self_contained_is_complete_and_hashes_match(site):
@@ -77,9 +83,9 @@ def test_self_contained_is_complete_and_hashes_match(site):
     for name, entry in lock["packages"].items():
         path = site / entry["file_name"]
         assert path.is_file(), entry["file_name"]
-        assert build.sha256_file(path) == entry["sha256"], name
+        assert sha256_file(path) == entry["sha256"], name
     for rel, sha in info(site)["files"].items():
-        assert build.sha256_file(site / rel) == sha, rel
+        assert sha256_file(site / rel) == sha, rel
     config = page_config(site)
     for key in ("pyodide", "stdlib", "lock", "app", "worker"):
         assert (site / config[key]).is_file(), key
@@ -93,7 +99,7 @@ def test_hashed_names_change_with_content(site):
         if p.is_file() and p.suffix not in (".gz", ".zst") and p.parent != states:
             m = re.search(r"\.([0-9a-f]{10})\.", p.name)
             assert m, p.name
-            assert build.sha256_file(p).startswith(m.group(1)), p.name
+            assert sha256_file(p).startswith(m.group(1)), p.name
 
 
 def test_wheels_are_slim_and_precompiled(site):
@@ -116,6 +122,45 @@ def test_wheels_are_slim_and_precompiled(site):
         names = set(z.namelist())
         assert {"app/main.py", "model/weights/minigpt.npz", "model/weights/tokenizer.json"} <= names
         assert "app/__pycache__/main.cpython-313.pyc" in names
+
+
+def test_the_real_nh3_is_shipped(site):
+    """Panel sanitizes with nh3.clean: the site ships Pyodide's compiled nh3 (no stand-in)."""
+    entry = site_lock(site)["packages"]["nh3"]
+    assert entry["imports"] == ["nh3"]
+    with zipfile.ZipFile(site / entry["file_name"]) as z:
+        assert "nh3/nh3.abi3.so" in z.namelist()                          # the Rust extension
+        assert z.read("nh3/nh3.abi3.so")[:4] == b"\0asm"                   # compiled to WebAssembly
+    (app_zip,) = (site / "assets").glob("app.*.zip")
+    assert not [n for n in zipfile.ZipFile(app_zip).namelist() if "nh3" in n]
+    assert not (ROOT / "buildsupport" / "nh3.py").exists()
+
+
+def test_zip_writer_is_deterministic(tmp_path):
+    """The same tree gives the same bytes (so the same hashed names), whatever the files' times."""
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "b.py").write_text("B = 2\n")
+    (tree / "a.txt").write_text("a\n")
+    first = write_zip(tree, tmp_path / "one.zip").read_bytes()
+    os.utime(tree / "a.txt", (0, 0))
+    second = write_zip(tree, tmp_path / "two.zip").read_bytes()
+    assert first == second
+    assert zipfile.ZipFile(tmp_path / "one.zip").namelist() == ["a.txt", "pkg/b.py"]
+
+
+def test_compile_pyc_ships_sourceless_bytecode(tmp_path):
+    """in_pyodide/compile_pyc.py (here in CPython): only the listed modules become .pyc, in place
+    of their source; a file that does not compile stays as source and is counted."""
+    root = tmp_path / "w"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("X = 1\n")
+    (root / "pkg" / "later.py").write_text("Y = 2\n")
+    (root / "pkg" / "broken.py").write_text("def (:\n")
+    job = {"root": str(root), "prefix": "/lib/site/", "sourceless": True, "only": ["pkg/__init__.py", "pkg/broken.py"]}
+    report = json.loads(compile_jobs(json.dumps([job])))
+    assert report == {str(root): [1, 1]}
+    assert sorted(p.name for p in (root / "pkg").iterdir()) == ["__init__.pyc", "broken.py", "later.py"]
 
 
 # ---------------------------------------------------------------- URLs
@@ -167,7 +212,7 @@ def absolute_urls(text: str) -> list[str]:
 @pytest.mark.parametrize("kind", ["self-contained", "cdn"])
 def test_every_url_is_relative_or_the_cdn(kind, request):
     dist = site_self_contained() if kind == "self-contained" else site_cdn()
-    allowed = () if kind == "self-contained" else (build.PYODIDE_CDN.format(version=info(dist)["pyodide"]),)
+    allowed = () if kind == "self-contained" else (PYODIDE_CDN.format(version=info(dist)["pyodide"]),)
     bad = []
     for page in ("index.html", "embed.html"):
         refs = _Refs()
@@ -194,7 +239,7 @@ def test_every_url_is_relative_or_the_cdn(kind, request):
     grid = next((dist / "assets").glob("grid.*.png")).name
     top, bottom = snap.split("<!--kv-progress-->")
     assert top in page and bottom in page and page.index(top) < page.index('id="kv-loader"') < page.index(bottom)
-    assert build.SENTINEL_CDN not in snap and "<script" not in snap and f"url(assets/{grid})" in snap
+    assert SENTINEL_CDN not in snap and "<script" not in snap and f"url(assets/{grid})" in snap
     assert "t = 2 / 64" in snap and snap.count("class='now' style='left:0.000%;width:3.125%'") == 4
     assert "262\u202f912" in snap
 
@@ -253,18 +298,20 @@ def test_corrupted_compiled_wheel_is_detected(tmp_path, warm_cache):
     assert not (tmp_path / "dist").exists()
 
 
-def test_missing_compiled_wheel_stops_with_clear_message(tmp_path, warm_cache):
+def test_missing_compiled_wheels_stop_with_one_message_naming_them_all(tmp_path, warm_cache):
     _link_downloads(tmp_path / "cache")
     out = tmp_path / "dist"
-    env = {k: v for k, v in __import__("os").environ.items() if k != "KV_EXPLORABLE_PYODIDE_WHEELS"}
+    env = {k: v for k, v in os.environ.items() if k != "KV_EXPLORABLE_PYODIDE_WHEELS"}
     env["KV_EXPLORABLE_OFFLINE"] = "1"          # no attempt at the Pyodide CDN (see the next test)
     proc = subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(out), "--cache",
                            str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1
     err = proc.stderr
-    assert "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl: missing" in err
-    assert str(tmp_path / "cache" / "pyodide-0.29.3") in err          # where it looked
-    assert "--pyodide-wheels" in err and "--cdn" in err               # how to supply it
+    assert err.count("build failed:") == 1 and f"{len(REQUIRED)} compiled Pyodide wheel(s) missing" in err
+    for name in REQUIRED:                                             # every one, nh3 too
+        assert f"{name}: missing" in err, (name, err)
+    assert str(tmp_path / "cache" / "pyodide-0.29.3") in err          # where it looked, where to put them
+    assert "--pyodide-wheels" in err and "KV_EXPLORABLE_PYODIDE_WHEELS" in err and "--cdn" in err
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dist")]
 
@@ -272,28 +319,24 @@ def test_missing_compiled_wheel_stops_with_clear_message(tmp_path, warm_cache):
 def test_missing_compiled_wheel_is_downloaded_and_checked(tmp_path, monkeypatch):
     """With a network, the build fetches a missing compiled wheel from the Pyodide CDN (here a
     local server standing in for it) and keeps it only if its sha256 is the lock's."""
-    import hashlib
-    import http.server
-    import threading
     served = tmp_path / "cdn" / "v0.29.3" / "full"
     served.mkdir(parents=True)
     (served / "good.whl").write_bytes(b"the official bytes")
     (served / "bad.whl").write_bytes(b"something else")
-    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path / "cdn"), **k)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = build.serve_in_thread(tmp_path / "cdn", 0)
     try:
-        monkeypatch.setattr(build, "PYODIDE_CDN", f"http://127.0.0.1:{server.server_port}/v{{version}}/full/")
         monkeypatch.delenv("KV_EXPLORABLE_OFFLINE", raising=False)
-        inputs = build.Inputs(tmp_path / "cache", "0.29.3", [])
+        inputs = Inputs(tmp_path / "cache", "0.29.3", [], cdn=server.url + "v{version}/full/")
         good_sha = hashlib.sha256(b"the official bytes").hexdigest()
-        path = inputs.compiled_wheel("good.whl", good_sha)
+        good = {"file_name": "good.whl", "sha256": good_sha}
+        path = inputs.compiled_wheels({"good": good})["good"]
         assert path == tmp_path / "cache" / "pyodide-0.29.3" / "good.whl" and path.read_bytes() == b"the official bytes"
         with pytest.raises(build.BuildError, match="bad.whl: missing.*sha256 mismatch"):
-            inputs.compiled_wheel("bad.whl", good_sha)
+            inputs.compiled_wheels({"good": good, "bad": {"file_name": "bad.whl", "sha256": good_sha}})
         assert not (tmp_path / "cache" / "pyodide-0.29.3" / "bad.whl").exists()
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def test_failed_build_keeps_previous_dist(tmp_path, warm_cache):
@@ -360,3 +403,19 @@ def test_embed_example(site):
     html = (site / "embed.html").read_text()
     assert "<iframe" in html and 'src="./index.html?lang=es&embed=1"' in html
     assert 'sandbox="allow-scripts allow-same-origin' in html
+
+
+def test_other_checkpoints_ship_apart_with_a_manifest_in_the_app(site):
+    """The checkpoints a reader may pick (shared K/V heads, the draft) are files of their own in
+    assets/, listed with their sha256 in the app archive's app/checkpoints.json; not in the archive."""
+    (app_zip,) = (site / "assets").glob("app.*.zip")
+    with zipfile.ZipFile(app_zip) as z:
+        manifest = json.loads(z.read("app/checkpoints.json"))
+        assert not [n for n in z.namelist() if n.startswith("model/checkpoints/")]
+    assert set(manifest) == {"kv2", "kv1", "draft"}
+    for name, files in manifest.items():
+        assert set(files) == {"minigpt.npz", "metrics.json"}
+        for f, where in files.items():
+            data = (site / "assets" / where["url"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == where["sha256"]
+            assert data == (ROOT / "model" / "checkpoints" / name / f).read_bytes()

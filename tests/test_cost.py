@@ -119,3 +119,32 @@ def test_speculative_formulas():
     # by the count, checking k + 1 rows costs k + 1 rows: never cheaper per token
     assert cost.speculative_count_ratio(1.0, 4, 131_072, 28_672) < 1
     assert cost.speculative_count_ratio(1.0, 4, 131_072, 0) == 1.0
+
+
+# -- the total ratio between its two limits, and the texts' real models ----------------------
+
+def test_total_ratio_between_matrices_and_attention():
+    """The mini-GPT's matrices dominate (attention matches them only at t = 512), so the total ratio
+    is near (T+1)/2 = 32.5, and attention lifts it to 33.1; (2T+1)/3 = 43 would need attention alone."""
+    T = CFG.n_ctx
+    assert cost.matrices_only_ratio(T) == 32.5 and cost.attention_only_ratio(T) == 43
+    assert cost.matrices_only_ratio(T) < cost.total_ratio(CFG, T) < cost.attention_only_ratio(T)
+    assert round(cost.total_ratio(CFG, T), 1) == 33.1
+    only_matrices = sum(t * cost.c_row(CFG) for t in range(1, T + 1)) / (T * cost.c_row(CFG))
+    only_attention = (sum(t * cost.attention_cached(CFG, t) for t in range(1, T + 1))
+                      / sum(cost.attention_cached(CFG, t) for t in range(1, T + 1)))
+    assert only_matrices == cost.matrices_only_ratio(T) and only_attention == pytest.approx(cost.attention_only_ratio(T))
+
+
+def test_the_texts_models():
+    seven = cost.LESSON_7B
+    assert (seven.n_layers, seven.d_model, seven.n_kv_heads == seven.n_heads) == (32, 4096, True)
+    assert seven.kv_bytes_per_token(cost.LESSON_7B_BYTES) == 2 * cost.cache_numbers(32, 4096, 1)
+    assert max(cost.LESSON_7B_CONTEXTS) == seven.n_ctx                 # the lesson's 32,768 fits its window
+    half = cost.CHAPTER_05B
+    assert half.kv_bytes_per_token(2) == 12_288 and half.full_attention().kv_bytes_per_token(2) == 86_016
+    assert half.d_model == 896                                            # "896 dimensões"
+    assert cost.CHAPTER_7B.kv_bytes_per_token(2) == 128 * KiB and cost.CHAPTER_7B.n_ctx == 128_000
+    assert cost.CHAPTER_13B.kv_bytes_per_token(2) == 800 * KiB
+    mini = cost.Architecture.of(CFG)
+    assert (mini.n_params, mini.n_ctx, mini.d_model) == (136_448, 64, 64)

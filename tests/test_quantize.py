@@ -3,7 +3,7 @@ does to the logits and to the sampled text."""
 import numpy as np
 import pytest
 
-from model import MiniGPT, generate
+from model import generate
 from model.quantize import (FORMATS, QuantizedKVCache, first_departure, logit_drift, pack_int4,
                             quantize, round_trip, unpack_int4)
 

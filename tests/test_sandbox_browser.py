@@ -42,6 +42,9 @@ CASES = [
     ("x = [0] * 10**9\n", {"error"}),
     ("x = []\nwhile True:\n    x.append(' ' * 10**6)\n", {"error", "stopped"}),
     ("import js\njs.fetch('http://127.0.0.1:9/')\n", {"problem"}),
+    # modules the static site ships apart (fetched on first import, as in the app's worker)
+    ("import statistics, fractions, decimal\ndef atencion(q, K, V):\n    return q * statistics.mean([1, 1])\n",
+     {"wrong"}),
 ]
 
 

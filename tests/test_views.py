@@ -37,6 +37,9 @@ def assert_in_sync(v):
     assert list(grid.block.data["w"]) == ([] if single else [float(len(computed))] * len(rows))
     assert computed == (list(range(1, ex.t + 1)) if ex.mode == "full" or ex.t <= ex.n_prompt else [ex.t])
     assert f"t = {ex.t} / {n}" in v.text.layout.object
+    reads = v.reads.image.data["image"][0]                    # the newest query's weights (last row: the top)
+    assert np.allclose(reads[-1, :ex.t], ex.reads[0][0]) and np.isnan(reads[:, ex.t:]).all()
+    assert np.allclose(np.nansum(reads, axis=1), 1.0)
 
 
 @pytest.mark.parametrize("actions", [
@@ -259,3 +262,18 @@ def test_the_lab_shows_nothing_empty_before_it_measures():
     lab.card.collapsed = False
     assert lab.built and f"{LAB_SAMPLES} medidas" in lab.intro.object          # what "Medir" will do
     assert not lab.fig.visible and not lab.plot.visible and lab.table.object == ""
+
+
+def test_what_the_query_reads_and_the_proof_without_the_cache():
+    """Each token computes its own column and reads the others: the full pass recomputes the earlier
+    rows, and they are the ones the cache kept."""
+    v = create_view("?lang=en&t=12")
+    assert [w.shape for w in v.ex.reads] == [(4, 12), (4, 12)]
+    assert "read the 11 earlier keys and values" in v.reads.proof.object
+    v.controls.do("toggle")
+    v.controls.do("step")
+    m = v.ex.clock()
+    assert m.recomputed is not None and m.recomputed < 1e-12 and m.proof < 1e-12
+    assert "recomputed rows 1 to 12" in v.reads.proof.object
+    v.table.layout.collapsed = False
+    assert v.table.table.object.count("<th scope='row'>") == 8 and "layer 2, head 4" in v.table.table.object

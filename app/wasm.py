@@ -1,0 +1,120 @@
+"""The page's Python side, in one file: what static/worker.js calls in the reader's browser, what
+the build's trace runs in Pyodide under Node.js (so the trace records the imports of this very
+code), and the build-time prerender's helper.
+
+In the Web Worker, once the app archive is on sys.path:
+
+    wasm = pyodide.pyimport("app.wasm")
+    wasm.install_lazy_importer(index_json, base_url, on_loaded)
+    wasm.import_panel()
+    docs_json, render_items, root_ids = await wasm.start(query)   # the page embeds these
+    wasm.link(send_patch)              # once the page has rendered the document
+    wasm.apply_patch(patch)            # each change the reader makes on the page
+    wasm.source_modules(names_json)    # diagnostics for the tests
+
+Every private Panel API the site relies on is called here and nowhere else, and
+tests/test_wasm.py pins each one: a Panel upgrade that changes one fails there, by name, and
+this file is the one to adapt. Panel is imported inside the functions: the worker imports it
+with the collector paused (import_panel), the prerender only after setting PANEL_CDN_ROOT.
+"""
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import sys
+
+# Changes that came from the page carry this setter, so they are not sent back to it.
+SETTER = "js"
+
+
+def install_lazy_importer(index_json: str, base: str, on_loaded=None):
+    """Fetch the modules the build left out of the start-up download on first import (app/lazyimport.py)."""
+    from .lazyimport import install
+    return install(index_json, base, fetch_sync, on_loaded)
+
+
+def fetch_sync(url: str) -> bytes:
+    """GET with a synchronous XMLHttpRequest (allowed in a Web Worker): an import cannot await."""
+    from js import Uint8Array, XMLHttpRequest
+    xhr = XMLHttpRequest.new()
+    xhr.open("GET", url, False)
+    xhr.responseType = "arraybuffer"
+    try:
+        xhr.send()
+    except Exception as e:  # a network error is a JavaScript exception
+        raise OSError(f"{url}: {e}") from e
+    if xhr.status != 200:
+        raise OSError(f"{url}: HTTP {xhr.status}")
+    return Uint8Array.new(xhr.response).to_bytes()
+
+
+def import_panel() -> None:
+    """Import Panel with the cyclic garbage collector paused: start-up allocates much and frees
+    little, so collecting during it is wasted time; start() turns it back on at its end."""
+    gc.disable()
+    import panel  # noqa: F401
+    import panel.io.pyodide  # noqa: F401
+
+
+async def start(query: str) -> tuple[str, str, str]:
+    """The app for the page's URL query in a fresh document, as (docs_json, render_items,
+    root_ids): the JSON the page gives BokehJS to embed."""
+    from panel.io.pyodide import init_doc, write_doc
+
+    from .main import create_app
+    init_doc()
+    create_app(query).servable()
+    docs = await write_doc()
+    gc.enable()
+    gc.freeze()  # what start-up made stays: later collections skip it
+    return docs
+
+
+def link(send_patch) -> None:
+    """From now on send each change the Python side makes to the page: send_patch(patch, buffers, msg_id)."""
+    from panel.io.pyodide import _link_docs_worker
+    from panel.io.state import state
+    _link_docs_worker(state.curdoc, send_patch, setter=SETTER)
+
+
+def apply_patch(patch) -> None:
+    """Apply a change the reader made on the page (BokehJS's JSON patch, a JavaScript object)."""
+    from panel.io.pyodide import _convert_json_patch
+    from panel.io.state import state
+    state.curdoc.apply_json_patch(_convert_json_patch(patch), setter=SETTER)
+
+
+def source_modules(names_json: str) -> str:
+    """Import the named modules, then list (JSON) every module imported from source rather than
+    from the bytecode the build compiled: the tests' view of what start-up really imports."""
+    for name in json.loads(names_json):
+        importlib.import_module(name)
+    return json.dumps(sorted(n for n, m in list(sys.modules.items())
+                             if (getattr(getattr(m, "__spec__", None), "origin", None) or "").endswith(".py")))
+
+
+def pyodide_version() -> str:
+    """The Pyodide version Panel pins (and tests with): the one the site ships."""
+    from panel.io.convert import PYODIDE_VERSION
+    return PYODIDE_VERSION.lstrip("v")
+
+
+def prerender(query: str):
+    """At build time, in CPython: the app's view in a document made as Panel's server makes it
+    (on-load callbacks run), and the <script> and <link> tags of the resources its models need.
+    Returns (view, js_html, css_html)."""
+    from bokeh.document import Document
+    from panel.io.document import MockSessionContext
+    from panel.io.resources import Resources, bundle_resources
+    from panel.io.state import set_curdoc, state
+
+    from .main import create_view
+    doc = Document()
+    doc._session_context = lambda: MockSessionContext(document=doc)
+    with set_curdoc(doc):
+        view = create_view(query)
+        view.layout.server_doc(doc)
+        state._on_load(None)
+        js, css = bundle_resources(doc.roots, Resources(mode="cdn"))
+    return view, js, css

@@ -1,0 +1,215 @@
+"""The assembly of dist/, one named step per part of the page. Each step adds its files to a Site
+(relative path -> bytes or a file to copy) and its URLs to the page's configuration, the JSON
+static/loader.js reads from index.html."""
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .common import PYTHON_IN_PYODIDE, SENTINEL_CDN, STATIC, BuildError, hashed_name, sha256_bytes
+from .derive import Derived, checkpoint_assets
+from .packages import Runtime
+from .wheels import lazy_path
+
+# Page scripts Panel lists that this app does not use (the e2e tests run without them):
+# BokehJS's WebGL backend (the figures draw on a canvas) and es-module-shims (for Panel's
+# ESM components; the app has none). -70 kB compressed, and no blob: in the CSP.
+UNNEEDED_SCRIPTS = ("bokeh-gl", "es-module-shims")
+RUNTIME_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")
+
+
+@dataclass
+class Site:
+    """What dist/ will hold, and the page's configuration, before anything is written."""
+    panel_version: str
+    files: dict[str, bytes | Path] = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    scripts: list[str] = field(default_factory=list)
+    inline_snapshot: tuple[str, str] = ("", "")         # the default state's preview, around the progress
+
+    def add(self, rel: str, data: bytes | Path) -> str:
+        self.files[rel] = data
+        return rel
+
+    def add_hashed(self, folder: str, name: str, data: bytes) -> str:
+        return self.add(f"{folder}/{hashed_name(name, data)}", data)
+
+    def add_by_hash(self, folder: str, path: Path) -> tuple[str, str]:
+        """folder/<sha256 prefix>/<name>, keeping the file's name (wheels need theirs); (url, sha256)."""
+        sha = sha256_bytes(path.read_bytes())
+        return self.add(f"{folder}/{sha[:16]}/{path.name}", path), sha
+
+    @property
+    def panel_prefix(self) -> str:
+        return f"panel/{self.panel_version}/dist/"
+
+    @property
+    def panel_sentinel(self) -> str:
+        return f"{SENTINEL_CDN}{self.panel_version}/dist/"
+
+    def rewrite(self, text: str) -> str:
+        """The prerender's Panel URLs (sentinel CDN) as the site's own relative ones."""
+        return text.replace(self.panel_sentinel, self.panel_prefix).replace(SENTINEL_CDN, "panel/")
+
+
+def package_dir(name: str) -> Path:
+    """An installed package's folder, without importing it."""
+    return Path(importlib.util.find_spec(name).origin).parent
+
+
+def add_panel_styles(site: Site) -> None:
+    """Panel's stylesheets and their assets, which the app's models reference at run time."""
+    dist = package_dir("panel") / "dist"
+    for sub in ("css", "bundled/theme", "assets"):
+        for p in sorted((dist / sub).rglob("*")):
+            if p.is_file():
+                site.add(site.panel_prefix + p.relative_to(dist).as_posix(), p)
+
+
+def page_script_file(site: Site, url: str) -> Path:
+    """The installed file behind a page script URL of the prerender (Panel's or BokehJS's)."""
+    if url.startswith(site.panel_sentinel):
+        src = package_dir("panel") / "dist" / url[len(site.panel_sentinel):]
+    elif "/bokeh/release/" in url:
+        name = re.sub(r"-\d+\.\d+\.\d+(\S*?)\.min\.js$", ".min.js", url.rsplit("/", 1)[1])
+        src = package_dir("bokeh") / "server" / "static" / "js" / name
+    else:
+        raise BuildError(f"unexpected page script {url}: add a rule for it in buildsupport/site.py")
+    if not src.is_file():
+        raise BuildError(f"page script {url} not found at {src}")
+    return src
+
+
+def add_page_scripts(site: Site, pre: dict) -> None:
+    """BokehJS and Panel's JavaScript, as the page's deferred <script> tags."""
+    for url in pre["js"]:
+        if not any(name in url for name in UNNEEDED_SCRIPTS):
+            src = page_script_file(site, url)
+            url = site.add_hashed("assets/js", src.name, src.read_bytes())
+            site.scripts.append(f'<script defer src="{url}"></script>')
+    unexpected = [url for url in pre["css"] if not url.startswith(site.panel_sentinel)]
+    if unexpected:
+        raise BuildError(f"unexpected page stylesheets {unexpected}: add a rule for them in buildsupport/site.py")
+
+
+def add_snapshots(site: Site, pre: dict) -> None:
+    """First paint: the HTML preview (app/snapshot.py) of every state a URL can ask for with the
+    default seed and top-p (language, mode, t), in one folder named by their hash, and the grid image
+    they share; the default state's is also written into index.html (it shows before any script
+    runs), static/loader.js fetches the one a URL asks for. The URL's rules go with them."""
+    grid = site.add_hashed("assets", "grid.png", base64.b64decode(pre["grid"]))
+    states = {name: site.rewrite(doc).replace(pre["grid_placeholder"], grid)
+              for name, doc in sorted(pre["states"].items())}
+    folder = "assets/states-" + sha256_bytes(json.dumps(states).encode())[:10] + "/"
+    for name, doc in states.items():
+        site.add(folder + name, doc.encode())
+    inline = f"{pre['default_lang']}-cache-{pre['query']['params']['t']['bounds'][0]}"
+    site.config.update(states=folder, defaultLang=pre["default_lang"], inlineState=inline,
+                       progressMarker=pre["progress_marker"], query=pre["query"])
+    top, bottom = states[inline + ".html"].split(pre["progress_marker"])
+    site.inline_snapshot = (pre["snapshot_style"] + top, bottom)
+
+
+def add_runtime(site: Site, runtime: Runtime, derived: Derived, version: str, cdn: str | None) -> None:
+    """Pyodide's runtime and its slimmed standard library (or, with --cdn, their CDN address)."""
+    if cdn:
+        site.config.update(pyodide=cdn + "pyodide.js", indexURL=cdn, stdlib=None)
+        return
+    folder = f"pyodide/{version}"
+    for f in RUNTIME_FILES:
+        site.add(f"{folder}/{f}", runtime.dir / f)
+    stdlib = site.add_hashed(folder, "python_stdlib.zip", derived.stdlib.read_bytes())
+    site.config.update(pyodide=f"{folder}/pyodide.js", indexURL=f"{folder}/", stdlib=stdlib)
+
+
+def wheel_imports(path: Path) -> list[str]:
+    """The top-level names a wheel installs (Pyodide's lock lists them)."""
+    with zipfile.ZipFile(path) as z:
+        tops = {n.split("/")[0] for n in z.namelist() if "/" in n}
+    return sorted(t for t in tops if not t.endswith((".dist-info", ".data")))
+
+
+def lock_entry(site: Site, package, path: Path | None, cdn: str | None) -> dict:
+    """The site's lock entry of a package: its derived wheel, or with --cdn Pyodide's own file."""
+    if path is None:
+        entry = package.entry
+        file_name, sha, version, imports = cdn + entry["file_name"], entry["sha256"], entry["version"], entry["imports"]
+    else:
+        file_name, sha = site.add_by_hash("packages", path)
+        version = path.name.split("-")[1]
+        imports = package.entry["imports"] if package.entry else wheel_imports(path)
+    return {"name": package.name, "version": version, "file_name": file_name, "install_dir": "site",
+            "sha256": sha, "package_type": "package", "imports": imports, "depends": [],
+            "unvendored_tests": False, "shared_library": False}
+
+
+def add_packages(site: Site, derived: Derived, pyodide_lock: dict, cdn: str | None) -> None:
+    """The wheels and the site's own Pyodide lock file, which loadPyodide installs them from."""
+    packages = {package.name: lock_entry(site, package, path, cdn) for package, path in derived.wheels}
+    lock = {"info": pyodide_lock["info"], "packages": packages}
+    site.config.update(lock=site.add_hashed("assets", "pyodide-lock.json", json.dumps(lock, indent=1).encode()),
+                       packageBaseUrl="./", packages=sorted(packages))
+
+
+def add_lazy_modules(site: Site, derived: Derived, version: str) -> None:
+    """The *-lazy.zip archives and their index: fetched on first import (app/lazyimport.py)."""
+    lazy = {"archives": [], "modules": {}}
+    places = [(lazy_path(path), f"/lib/{PYTHON_IN_PYODIDE}/site-packages", "packages")
+              for _, path in derived.wheels if path is not None]
+    if derived.stdlib is not None:
+        places.append((lazy_path(derived.stdlib), f"/lib/{PYTHON_IN_PYODIDE}/kv-lazy-stdlib", f"pyodide/{version}"))
+    for archive, root, folder in places:
+        if archive.is_file():
+            url, sha = site.add_by_hash(folder, archive)
+            lazy["archives"].append({"url": url, "sha256": sha, "root": root})
+            n = len(lazy["archives"]) - 1
+            for module, (rel, is_pkg) in json.loads(archive.with_suffix(".json").read_text()).items():
+                lazy["modules"].setdefault(module, [n, rel, is_pkg])
+    index = json.dumps(lazy, separators=(",", ":")).encode()
+    site.config["lazy"] = site.add_hashed("assets", "lazy-modules.json", index)
+
+
+def add_app(site: Site, derived: Derived) -> None:
+    """The app archive: app/ and model/ with their bytecode, and the lesson's checkpoint; the other
+    checkpoints as files of their own, fetched only when a reader picks one (app/checkpoints.py)."""
+    site.config["app"] = site.add_hashed("assets", "app.zip", derived.app.read_bytes())
+    for files in checkpoint_assets().values():
+        for name, data in files.values():
+            site.add(f"assets/{name}", data)
+
+
+def add_sandbox(site: Site) -> None:
+    """The reader's code sandbox (static/sandbox.js): its own worker, on the same runtime files and
+    NumPy wheel as the app, and the lazy-import finder so its standard library is whole too."""
+    cfg = site.config
+    site.config["sandbox"] = {
+        "worker": add_static(site, "sandbox.js"), "pyodide": cfg["pyodide"], "indexURL": cfg["indexURL"],
+        "stdLibURL": cfg["stdlib"], "lockFileURL": cfg["lock"], "packageBaseUrl": cfg["packageBaseUrl"],
+        "packages": ["numpy"],
+        "lazy": {"index": cfg["lazy"], "base": cfg["packageBaseUrl"], "module": "app.wasm"}}
+
+
+def add_static(site: Site, name: str) -> str:
+    return site.add_hashed("assets", name, (STATIC / name).read_bytes())
+
+
+def add_pages(site: Site) -> None:
+    """The hand-written shell (static/): index.html with the configuration, the inline snapshot and
+    the page scripts; the worker, loader, stylesheet and icon; embed.html and _headers as they are."""
+    site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/")
+    fills = {"{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
+             "{{LOADER}}": add_static(site, "loader.js"), "{{URLQUERY}}": add_static(site, "urlquery.js"),
+             "{{CSS}}": add_static(site, "style.css"), "{{ICON}}": add_static(site, "favicon.svg"),
+             "{{PAGE_SCRIPTS}}": "\n".join(site.scripts), "{{SNAPSHOT_STATE}}": site.config["inlineState"],
+             "{{SNAPSHOT_TOP}}": site.inline_snapshot[0], "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1]}
+    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    for marker, value in fills.items():
+        html = html.replace(marker, value)
+    site.add("index.html", html.encode())
+    for name in ("embed.html", "_headers"):
+        site.add(name, STATIC / name)
