@@ -20,6 +20,7 @@ from .i18n import num, sci, size
 from .parts import error_html, esc
 from .sections import MeasuringSection
 from .style import BLUE, CSS, GREEN, GREY, HIGHLIGHT, INK, ORANGE, SKY, VERMILLION, position_figure, show_token
+from .widgets import RangeInput
 
 BEYOND_CSS = CSS + Path(__file__).with_name("beyond.css").read_text(encoding="utf-8")
 DEFAULT_B = 8
@@ -182,7 +183,7 @@ class BatchSection(SteppedSection):
 
     def build(self):
         from .batching import MAX_B
-        self.size = pn.widgets.IntSlider(start=1, end=MAX_B, value=DEFAULT_B, width=300)
+        self.size = RangeInput(start=1, end=MAX_B, value=DEFAULT_B, step=1, width=300, margin=(5, 10))
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
         self.intro, self.state, self.texts, self.error = (beyond_pane() for _ in range(4))
         self.memory, self.proof, self.tensor_head, self.legend = (beyond_pane() for _ in range(4))
@@ -192,7 +193,7 @@ class BatchSection(SteppedSection):
         self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
         self.plot_fig, self.lines = self.lab_figure()
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
-        self.size.param.watch(lambda _e: self.reset(), "value_throttled")
+        self.size.param.watch(lambda _e: self.reset(), "value")
         self.view.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
         self.card.objects = [self.intro, pn.FlexBox(self.size, self.stepper.row, align_items="flex-end",
                                                     gap="8px 16px", sizing_mode="stretch_width"),
@@ -212,7 +213,7 @@ class BatchSection(SteppedSection):
     def label(self):
         t = self.t
         self.intro.object = f"<p>{esc(t('batch_intro'))}</p>"
-        self.size.name = t("batch_B")
+        self.size.label = t("batch_B")
         self.stepper.label(t("batch_step"), t("batch_play"), t("pause"), t("batch_reset"))
         self.tensor_head.object = (f"<h3>{esc(t('batch_tensor_title'))}</h3>"
                                    f"<p class='legend-inline'>{esc(t('batch_tensor_note'))}</p>")
@@ -233,7 +234,7 @@ class BatchSection(SteppedSection):
     def make(self):
         from .batching import Conversations
         s = self.view.ex.settings
-        return Conversations(self.view.ex.gpt, self.size.value, seed=s.seed, top_p=s.top_p)
+        return Conversations(self.view.ex.gpt, int(self.size.value), seed=s.seed, top_p=s.top_p)
 
     def draw(self):
         self.draw_texts()
@@ -287,7 +288,7 @@ class BatchSection(SteppedSection):
     # -- the clock ---------------------------------------------------------------------------------
     def new_lab(self):
         from .batching import BATCHES, BatchLab
-        return BatchLab(self.view.ex.gpt, self.positions(), batches=BATCHES + (self.size.value,),
+        return BatchLab(self.view.ex.gpt, self.positions(), batches=BATCHES + (int(self.size.value),),
                         samples=BATCH_SAMPLES, seed=self.view.ex.settings.seed)
 
     def render(self):
@@ -334,7 +335,7 @@ class SpecSection(SteppedSection):
     def build(self):
         from . import checkpoints
         self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
-        self.k = pn.widgets.IntSlider(start=1, end=8, value=DEFAULT_K, width=260)
+        self.k = RangeInput(start=1, end=8, value=DEFAULT_K, step=1, width=260, margin=(5, 10))
         self.greedy = pn.widgets.RadioBoxGroup(options={"": False, " ": True}, value=False, inline=False,
                                                stylesheets=[WRAP_LABEL], sizing_mode="stretch_width", max_width=420)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
@@ -352,7 +353,7 @@ class SpecSection(SteppedSection):
         self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
         self.plot_fig, self.series = self.lab_figure()
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
-        self.k.param.watch(lambda e: self.set_k(e.new), "value")
+        self.k.param.watch(lambda e: self.set_k(int(e.new)), "value")
         self.greedy.param.watch(lambda _e: self.reset(), "value")
         self.view.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
         self.card.objects = [self.intro, pn.FlexBox(self.k, self.greedy, self.stepper.row, align_items="flex-end",
@@ -377,7 +378,7 @@ class SpecSection(SteppedSection):
     def label(self):
         t = self.t
         self.intro.object = f"<p>{esc(t('spec_intro'))}</p>"
-        self.k.name = t("spec_k")
+        self.k.label = t("spec_k")
         self.greedy.options = {t("spec_sampled_mode"): False, t("spec_greedy"): True}
         self.stepper.label(t("spec_step"), t("spec_play"), t("pause"), t("spec_reset"))
         self.marks_legend.object = "<p class='legend-inline'>" + swatches(t, (
@@ -405,7 +406,7 @@ class SpecSection(SteppedSection):
     def make(self):
         from .speculation import SpecRun
         s = self.view.ex.settings
-        return SpecRun(self.view.ex.gpt, self.draft, k=self.k.value, seed=s.seed, top_p=s.top_p,
+        return SpecRun(self.view.ex.gpt, self.draft, k=int(self.k.value), seed=s.seed, top_p=s.top_p,
                        greedy=self.greedy.value)
 
     def set_k(self, k: int):

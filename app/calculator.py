@@ -26,7 +26,7 @@ from model.cost import GiB, Architecture
 OVERHEAD_GIB = 1.5
 GROUP = 128                          # weights per fp16 scale in "4-bit"
 BITS = {"fp16": 16.0, "int8": 8.0, "4-bit": 4 + 16 / GROUP, "fp32": 32.0, "float64": 64.0}
-KV_BYTES = {"fp16": 2.0, "fp32": 4.0, "int8": 1.0, "float64": 8.0}
+KV_BYTES = {"fp16": 2.0, "fp32": 4.0, "int8": 1.0, "int4": 0.5, "float64": 8.0}   # scales not counted
 MINI_GIB = 1.0                       # a browser tab's memory, nominally: the window is the mini-GPT's limit
 
 

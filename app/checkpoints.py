@@ -46,13 +46,16 @@ def fetch_bytes(url: str) -> bytes:
     return Uint8Array.new(xhr.response).to_bytes()
 
 
-def ensure_files(name: str, fetch=fetch_bytes, manifest: Path = MANIFEST) -> None:
-    """Put the checkpoint's files where the model looks, fetching the ones missing (static site)."""
+def ensure_files(name: str, fetch=fetch_bytes, manifest: Path = MANIFEST, only=None) -> None:
+    """Put the checkpoint's files (or `only` those) where the model looks, fetching the ones missing
+    (static site)."""
     if not manifest.is_file():
         return                                   # panel serve, tests: the files are in the repository
     entry = json.loads(manifest.read_text(encoding="utf-8")).get(name, {})
     folder = CHECKPOINTS_DIR / name
     for filename, where in entry.items():
+        if only is not None and filename not in only:
+            continue
         target = folder / filename
         if target.is_file():
             continue
@@ -81,5 +84,5 @@ def metrics(name: str | None) -> dict:
     if name is None:
         return load_metrics()
     if sys.platform == "emscripten":
-        ensure_files(name)
+        ensure_files(name, only=("metrics.json",))           # a few hundred bytes, not the weights
     return load_metrics(CHECKPOINTS_DIR / name / "metrics.json")

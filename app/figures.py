@@ -30,6 +30,25 @@ from .style import CELL_PALETTE, GREEN, GREY, INK, position_figure, show_token
 BAND = 1.0            # height of one row of the grid, in data units
 FILL = 0.84           # part of it the cells fill
 CELL_STYLE = {FUTURE: ("#cccccc", 0.5), READ: ("#9a9a9a", 0.5), COMPUTED: (INK, 2.2)}
+OUTLINE = 2.2         # the computed columns' outline
+
+
+def cell_style(state: int, single: bool) -> tuple[str, float]:
+    """A lone computed column (a step with the cache) is outlined cell by cell; a block of them (the
+    prefill, every step without the cache) is outlined once around the block (`computed_block`), so a
+    narrow grid does not turn into dark stripes."""
+    return CELL_STYLE[READ if state == COMPUTED and not single else state]
+
+
+def computed_block(states) -> tuple[int, int] | None:
+    """(first, last) position of the computed columns when there are several, else None."""
+    computed = np.flatnonzero(states == COMPUTED) + 1
+    return (int(computed[0]), int(computed[-1])) if len(computed) > 1 else None
+
+
+def kv_width(cfg) -> int:
+    """Numbers a position keeps per layer for K (and as many for V): H_kv d_k (d_model in the lesson)."""
+    return cfg.n_kv_heads * cfg.d_head
 
 
 def grid_rows(cfg) -> list[tuple[int, str]]:
@@ -45,6 +64,12 @@ class CacheGrid(Part):
         self.layout = pn.Column(self.heading, self.prefill, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                 self.note, sizing_mode="stretch_width", margin=0)
 
+    def rebuild(self):
+        """Another model: its cache holds H_kv d_k numbers per position and layer."""
+        self.images.data = {**self.images.data, "image": [np.full((kv_width(self.ex.cfg), self.n), np.nan,
+                                                                  dtype=np.float32) for _ in self.rows]}
+        self.relabel()
+
     def band_y(self, i: int) -> float:
         """Centre of row i of the grid (row 0 at the top)."""
         return (len(self.rows) - 1 - i) * BAND + BAND / 2
@@ -54,7 +79,7 @@ class CacheGrid(Part):
         ys = [self.band_y(i) for i in range(len(rows))]
         # values are shown divided by their row's fixed scale (Explorer.kv_scale); NaN: not computed
         self.images = ColumnDataSource({
-            "image": [np.full((self.ex.cfg.d_model, n), np.nan, dtype=np.float32) for _ in rows],
+            "image": [np.full((kv_width(self.ex.cfg), n), np.nan, dtype=np.float32) for _ in rows],
             "x": [0.5] * len(rows), "y": [y - FILL / 2 for y in ys], "dw": [n] * len(rows), "dh": [FILL] * len(rows)})
         size = len(rows) * n
         self.cells = ColumnDataSource({
@@ -62,6 +87,8 @@ class CacheGrid(Part):
             "pos": [p for _ in rows for p in range(1, n + 1)], "row": [""] * size, "tok": [""] * size,
             "state": [""] * size, "values": [""] * size, "line": ["#cccccc"] * size, "width": [0.5] * size})
         self.marks = ColumnDataSource({"x": [], "y": []})
+        self.block = ColumnDataSource({"x": [], "y": [], "w": []})          # one outline per row
+        self.bracket = ColumnDataSource({"xs": [], "ys": []})                # over the block
         self.future = ColumnDataSource({"x": [n + 1] * len(rows), "y": ys, "w": [0] * len(rows)})
         f = position_figure(n, 230, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
         f.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.images,
@@ -72,7 +99,10 @@ class CacheGrid(Part):
                hatch_pattern="/", hatch_color="#8a8a8a", hatch_alpha=0.35, hatch_scale=6)
         r = f.rect(x="x", y="y", width=0.92, height=FILL, source=self.cells, fill_alpha=0.0, line_color="line",
                    line_width="width")
+        f.rect(x="x", y="y", width="w", height=FILL, source=self.block, fill_alpha=0.0, line_color=INK,
+               line_width=OUTLINE)
         f.scatter(x="x", y="y", source=self.marks, marker="triangle", size=9, color=INK)
+        f.multi_line(xs="xs", ys="ys", source=self.bracket, line_color=INK, line_width=2)
         f.add_tools(HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values"))
         f.yaxis.ticker = FixedTicker(ticks=ys)
         f.grid.visible = False
@@ -81,8 +111,9 @@ class CacheGrid(Part):
     def relabel(self):
         self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
         cfg = self.ex.cfg
-        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_heads, dk=cfg.d_head))}"
-                            f"</p>")
+        shared = self.t("grid_shared", g=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
+        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_kv_heads, dk=cfg.d_head))}"
+                            f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>")
         self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
                                f"{esc(self.t('grid_prefill', p=self.ex.n_prompt))}</p>")
         self.figure.xaxis.axis_label = self.t("grid_x")
@@ -107,7 +138,7 @@ class CacheGrid(Part):
     def draw_numbers(self) -> int:
         """The numbers: a stored column never changes, so only new columns are sent. Returns how
         many positions the browser already had (0: a new text)."""
-        ex, n, d = self.ex, self.n, self.ex.cfg.d_model
+        ex, n, d = self.ex, self.n, kv_width(self.ex.cfg)
         drawn = self.drawn["ids"]
         known = len(drawn) if drawn == ex.ids[:len(drawn)] else 0
         if known == 0:
@@ -146,19 +177,21 @@ class CacheGrid(Part):
         states = ex.cell_states()
         vecs = [ex.vectors(layer, kind) for layer, kind in self.rows]
         prefill = ex.t <= ex.n_prompt                    # the prompt's columns say "in the prefill"
-        everything = not cells or known == 0 or self.drawn.get("prefill") != prefill
-        self.drawn["prefill"] = prefill
+        single = computed_block(states) is None
+        everything = (not cells or known == 0 or self.drawn.get("prefill") != prefill
+                      or self.drawn.get("single") != single)
+        self.drawn["prefill"], self.drawn["single"] = prefill, single
         patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width")}
         for p in range(n):
             if not everything and cells[0, p][0] == states[p] and (p < known or states[p] == FUTURE):
                 continue                                 # same token, same numbers, same state
             for i in range(len(self.rows)):
                 cell = self.cell(i, p, states, vecs)
+                cell += cell_style(cell[0], single)
                 if cells.get((i, p)) == cell:
                     continue
                 cells[i, p] = cell
-                line, width = CELL_STYLE[cell[0]]
-                for col, value in zip(("row", "tok", "state", "values", "line", "width"), cell[1:] + (line, width)):
+                for col, value in zip(("row", "tok", "state", "values", "line", "width"), cell[1:]):
                     patch[col].append((i * n + p, value))
         if patch["state"]:
             self.cells.patch(patch)
@@ -168,10 +201,18 @@ class CacheGrid(Part):
         future = {"x": [(t + n + 1) / 2] * rows, "y": self.future.data["y"], "w": [n - t] * rows}
         if future["w"] != list(self.future.data["w"]):
             self.future.data = future
-        computed = np.flatnonzero(self.ex.cell_states() == COMPUTED) + 1
-        marks = {"x": list(computed), "y": [rows * BAND + 0.15] * len(computed)}
-        if marks["x"] != list(self.marks.data["x"]):
-            self.marks.data = marks
+        states = self.ex.cell_states()
+        block, top = computed_block(states), rows * BAND + 0.15
+        computed = [] if block else list(np.flatnonzero(states == COMPUTED) + 1)
+        if computed != list(self.marks.data["x"]):
+            self.marks.data = {"x": computed, "y": [top] * len(computed)}
+        a, b = (block[0] - 0.5, block[1] + 0.5) if block else (0, 0)
+        spans = {"x": [(a + b) / 2] * rows, "y": self.future.data["y"], "w": [b - a] * rows} if block else \
+            {"x": [], "y": [], "w": []}
+        if spans["w"] != list(self.block.data["w"]):
+            self.block.data = spans
+            self.bracket.data = ({"xs": [[a + 0.1, a + 0.1, b - 0.1, b - 0.1]], "ys": [[top - 0.1, top, top, top - 0.1]]}
+                                 if block else {"xs": [], "ys": []})
 
 
 class QueryReads(Part):
@@ -286,6 +327,12 @@ class CostBars(Part):
         self.strip_pane = pn.pane.Bokeh(self.strip, sizing_mode="stretch_width", visible=False)
         self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_pane,
                                 self.note, sizing_mode="stretch_width", margin=0)
+
+    def rebuild(self):
+        """Another model: other costs, other scales."""
+        self.scales = BarScales(self.ex)
+        self.strip.y_range.end = self.scales.cached
+        self.relabel()
 
     def make_strip(self):
         """The green bars again, at their own scale, under the ramp."""

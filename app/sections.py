@@ -20,8 +20,9 @@ from . import calculator, cell, challenge, clock, quiz, sandbox
 from .fields import FIELD_WIDTH, WRAP_LABEL, NumberField
 from .i18n import num, plain_number, sci, size, tr
 from .lab import TimingLab
-from .parts import esc
+from .parts import esc, scroll_region
 from .style import CSS, GREEN, GREY
+from .widgets import Disclosure
 
 
 class Section:
@@ -32,7 +33,7 @@ class Section:
 
     def __init__(self, view):
         self.view = view                     # the Explorable (app/page.py): its session, sandbox, language
-        self.card = pn.Card(collapsed=True, sizing_mode="stretch_width", margin=(6, 0))
+        self.card = Disclosure()
         self.built = False
         self.card.param.watch(lambda e: e.new or self.ensure_built(), "collapsed")
         view.session.settings.param.watch(lambda _e: self.apply_language(), "lang")
@@ -133,7 +134,7 @@ class LabSection(MeasuringSection):
         self.source = ColumnDataSource({"t": [], "cached_ms": [], "full_ms": []})
         n = self.view.n
         f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, n + 2), toolbar_location=None,
-                   tools="", min_border_left=10)
+                   tools="", min_border_left=10, visible=False)       # shown with the first measurement
         full_line = f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")
         self.full_glyph = f.scatter("t", "full_ms", source=self.source, marker="square", size=8, color=GREY)
         cached_line = f.line("t", "cached_ms", source=self.source, color=GREEN, line_width=2)
@@ -191,8 +192,9 @@ class LabSection(MeasuringSection):
         extra = ""
         if by_row:
             extra = (f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=clock.ms_text(by_row['per_row_in_pass_s'], lang), alone=clock.ms_text(by_row['one_row_s'], lang), x=ratio(by_row['ratio'])))}</p>")
-        self.table.object = (f"<table class='data' data-testid='lab-table'><thead><tr>{head}</tr></thead>"
-                             f"<tbody>{body}</tbody></table>{extra}")
+        self.table.object = scroll_region(self.t("lab_title"), (
+            f"<table class='data' data-testid='lab-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>")) + extra
         reading = lab.summary
         self.explain.object = ("" if reading is None else "<p class='explain' data-testid='lab-explain'>" + " ".join(
             esc(self.t(key, **values)) for key, values in clock.table_sentences(reading, lang)) + "</p>")
@@ -509,6 +511,7 @@ class ContextSection(Section):
                                       ("c13", "13b"), ("c70", "70b"))}),
             self.t("ctx_units", w7=num(P["7b-gqa"].with_(bits=16).weights_bytes() / GiB, lang, 1),
                    w05_gb=num(w05 / 1e9, lang, 2), w05_gib=num(w05 / GiB, lang, 2)),
+            self.t("ctx_knobs"),
         ]
 
     def load(self, key: str):

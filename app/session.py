@@ -18,6 +18,7 @@ class Session(param.Parameterized):
     revision = param.Integer(default=0, doc="Bumped after every change of what the page shows.")
     clock = param.Integer(default=0, doc="Bumped when a clock measurement is ready.")
     ramp = param.Boolean(default=False, doc="The reader has switched to no cache once: the grey ramp is shown.")
+    model = param.Integer(default=0, doc="Bumped when the model or the cache's format changes (views rebuild).")
 
     def __init__(self, gpt, settings: Settings | None = None, **params):
         super().__init__(**params)
@@ -31,6 +32,9 @@ class Session(param.Parameterized):
             self.ex.measure_clock()
         self.settings.param.watch(self._restart, ["seed", "top_p"])
         self.settings.param.watch(self._changed, ["mode"])
+        self.settings.param.watch(self._rebuilt, ["kv_heads", "precision"])
+        if self.settings.kv_heads != 4 or self.settings.precision != "float64":
+            self._rebuilt()
         self._changed()
 
     @property
@@ -55,6 +59,20 @@ class Session(param.Parameterized):
 
     def toggle(self) -> None:
         self.settings.mode = FULL if self.settings.mode == CACHE else CACHE
+
+    def _rebuilt(self, *_):
+        """Another checkpoint (shared K/V heads) or another cache format: the text so far stays, read
+        again by the model (llenar) into a cache of the new kind."""
+        from . import checkpoints                    # the other checkpoints load only when chosen
+        name = {4: None, 2: "kv2", 1: "kv1"}[self.settings.kv_heads]
+        gpt = checkpoints.load(name)
+        if gpt is not self.ex.gpt:
+            self.ex.switch_model(gpt)
+        if self.settings.precision != self.ex.fmt:
+            self.ex.set_format(self.settings.precision)
+        with self.dispatch():
+            self.model += 1
+        self._changed()
 
     def _restart(self, *_):
         """A new seed or top-p is a new text: start over."""

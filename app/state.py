@@ -20,6 +20,8 @@ from model.timing import Comparison, compare
 
 from .settings import CACHE, FULL, MODES, Settings
 
+FLOAT64 = "float64"       # the lesson's cache: every number as computed
+
 # what a cell of the cache grid shows at this step
 FUTURE, READ, COMPUTED = 0, 1, 2
 
@@ -58,21 +60,67 @@ class Measure:
 
 class Explorer:
     """Step the mini-GPT token by token, keeping everything the views show. It reads the
-    reader's seed, top-p and mode from `settings` (app/settings.py)."""
+    reader's seed, top-p and mode from `settings` (app/settings.py).
+
+    The cache keeps its numbers in `fmt` (the lesson's float64, or fewer bits: model/quantize.py).
+    With fewer bits a float64 twin of it (`cache64`) takes the same tokens, so every cached step
+    also says how far the logits drifted (`drift`)."""
 
     temperature = 1.0
 
     def __init__(self, gpt, settings: Settings | None = None, prompt: str = PROMPT):
-        self.gpt = gpt
-        self.cfg = gpt.config
         self.prompt = prompt
-        self.settings = settings or Settings(n_ctx=self.cfg.n_ctx, n_prompt=len(gpt.tokenizer.encode(prompt)))
-        # costs of every position 1..n_ctx, exact integers from the model's formulas
+        self.settings = settings or Settings(n_ctx=gpt.config.n_ctx, n_prompt=len(gpt.tokenizer.encode(prompt)))
+        self.fmt = FLOAT64
+        self.use_model(gpt)
+        self.reset()
+
+    def use_model(self, gpt) -> None:
+        """Costs and colour scales of a model: every position 1..n_ctx, exact integers from its formulas."""
+        self.gpt, self.cfg = gpt, gpt.config
         positions = range(1, self.cfg.n_ctx + 1)
         self.cost_cached = np.array([cost.c_cached(self.cfg, t) for t in positions], dtype=np.int64)
         self.cost_full = np.array([cost.c_uncached(self.cfg, t) for t in positions], dtype=np.int64)
         self.kv_scale = self._kv_scale()
-        self.reset()
+        self._baseline = None
+
+    def switch_model(self, gpt) -> None:
+        """Another checkpoint from here on: the text so far stays; the new model reads it again in one
+        pass (llenar), and that fills its own cache."""
+        self.use_model(gpt)
+        self.refill()
+        self.mark_switch()
+
+    def set_format(self, fmt: str) -> None:
+        """Store the cache's numbers in `fmt` from here on (the ones kept so far are converted)."""
+        self.fmt = fmt
+        self.cache = self.in_format(self.cache64)
+        self.drift = {}
+        self.mark_switch()
+
+    def mark_switch(self) -> None:
+        """Past the prompt, the text so far was written another way: `departure` has nothing to say."""
+        self.switched_at = self.t if self.t > self.n_prompt else None
+
+    def in_format(self, cache):
+        """A float64 cache as the current format keeps it."""
+        if self.fmt == FLOAT64:
+            return cache
+        from model.quantize import QuantizedKVCache         # only once a reader asks for fewer bits
+        stored = QuantizedKVCache.empty(self.cfg, self.fmt)
+        for l in range(self.cfg.n_layers):
+            stored.append(l, cache.k[l], cache.v[l])
+        return stored
+
+    def refill(self) -> None:
+        """The text so far in one pass (llenar): the caches, the next token's logits, what the last
+        query read."""
+        logits, self.cache64, self.reads = self.gpt.prefill(self.ids, return_weights=True)
+        self.cache = self.in_format(self.cache64)
+        self.next_logits = logits[-1]                        # (V,) the next token's logits
+        self.measures: dict[int, Measure] = {}
+        self.drift: dict[int, float] = {}
+        self.error: StepError | None = None
 
     def _kv_scale(self) -> dict[tuple[int, str], float]:
         """A fixed colour scale per (block, 'k'|'v'): the 99th percentile of |value| on a
@@ -88,10 +136,19 @@ class Explorer:
         self.rng = np.random.default_rng(self.settings.seed)
         self.ids: list[int] = self.gpt.tokenizer.encode(self.prompt)
         self.n_prompt = len(self.ids)
-        logits, self.cache, self.reads = self.gpt.prefill(self.ids, return_weights=True)   # llenar: one pass
-        self.next_logits = logits[-1]                        # (V,) the next token's logits
-        self.measures: dict[int, Measure] = {}
-        self.error: StepError | None = None
+        self.switched_at = None
+        self.refill()
+
+    def departure(self) -> int | None:
+        """The first position where this text differs from what the model writes with a float64
+        cache and the same seed and top-p (None: it does not, so far). Meaningful when the text was
+        written this way from the prompt on (`switched_at` is None)."""
+        key = (self.settings.seed, self.settings.top_p)
+        if self._baseline is None or self._baseline[0] != key:
+            from model import generate
+            self._baseline = key, generate(self.gpt, self.prompt, self.cfg.n_ctx - self.n_prompt,
+                                           seed=key[0], top_p=key[1])
+        return next((i + 1 for i, (a, b) in enumerate(zip(self.ids, self._baseline[1])) if a != b), None)
 
     @property
     def t(self) -> int:
@@ -155,16 +212,37 @@ class Explorer:
             token = ids[-1] = sample(self.next_logits, self.rng, self.temperature, None, s.top_p)
             logits, cache, reads = ways[self.mode]()
             check = ways[other]() if measure else None
+            twin = self.twin_step(token, logits if self.mode == CACHE else None)
         except Exception as e:                 # the model's own error, kept for the reader to see
             self.rng.bit_generator.state = rng_state
             lesson = is_position_error(e)
             self.error = StepError(type(e).__name__, str(e), position=len(ids), lesson=lesson)
             return False
-        previous = self.cache
-        self.ids, self.cache, self.next_logits, self.reads = ids, cache, logits, reads
+        previous = self.cache64
+        self.ids, self.next_logits, self.reads = ids, logits, reads
+        self.keep(cache, twin)
         self.error = None
         self.measures[self.t] = Measure() if check is None else self.compared(previous, logits, cache, check)
         return True
+
+    def twin_step(self, token: int, logits):
+        """With fewer bits: the float64 twin takes the same token; its logits against the cached
+        step's are the drift. None with the lesson's float64 cache (the cache is its own twin)."""
+        if self.fmt == FLOAT64:
+            return None
+        grown = self.cache64.copy()
+        exact = self.gpt.step(token, grown)
+        if logits is not None:
+            self.drift[len(self.ids) + 1] = float(np.abs(logits - exact).max())
+        return grown
+
+    def keep(self, cache, twin) -> None:
+        """The caches after a step: the cached step's (in the format) and the float64 twin's, or the
+        full pass's K and V (float64: the twin), kept in the format too."""
+        if self.mode == FULL:
+            self.cache64, self.cache = cache, self.in_format(cache)
+        else:
+            self.cache, self.cache64 = cache, cache if twin is None else twin
 
     def compared(self, previous, logits, cache, check) -> Measure:
         """The proof of a step computed both ways: the logits' largest difference, and the keys and

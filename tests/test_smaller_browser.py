@@ -1,0 +1,43 @@
+"""A smaller cache in the browser (issue 13), under `panel serve` and on the static site: switch the model
+and the cache's format at t = 40, read the memory, step on to the lesson's IndexError at 65; the
+other checkpoints are fetched only once picked."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser import chromium_missing, errors, open_app, open_card, plain, text_of, wait_t
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+SECTION = "Más allá de la lección: una caché más pequeña"
+
+
+
+
+def test_switch_at_40_then_on_to_65(browser, app_url):
+    page, requests = open_app(browser, app_url, "?lang=es&t=40")
+    wait_t(page, 40)
+    assert not [u for u in requests if "ckpt-" in u]                 # nothing fetched before the reader asks
+    open_card(page, SECTION)
+    page.get_by_role("button", name="2", exact=True).click()
+    page.get_by_role("button", name="int8", exact=True).click()
+    page.locator("[data-testid=small-status]", has_text="2 cabezas K/V, números en int8").wait_for(timeout=60000)
+    memory = plain(text_of(page, "memory-numbers"))
+    assert memory.startswith("5120números") and "6.25KiBenint8" in memory, memory
+    if app_url.endswith("index.html"):
+        weights = [u for u in requests if "ckpt-" in u and u.endswith(".npz")]
+        assert len(weights) == 1 and "ckpt-kv2-minigpt" in weights[0]              # the one picked, only
+    step = page.get_by_role("button", name="Avanzar")
+    for t in range(41, 65):
+        step.click()
+        wait_t(page, t)
+    page.locator("[data-testid=small-status]", has_text="como mucho").wait_for()
+    assert re.search(r"Deriva de los logits .*: \S+ en este token", text_of(page, "small-status"))
+    step.click()
+    err = page.locator("[data-testid=error]")
+    err.wait_for()
+    assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
+    assert err.get_attribute("data-lesson") == "true"
+    assert errors(page) == []
