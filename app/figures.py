@@ -325,7 +325,9 @@ class CostBars(Part):
         self.figure, self.strip = f, self.make_strip()
         f.css_classes, self.strip.css_classes = ["kv-bars"], ["kv-bars-zoom"]     # for tests and styles
         self.strip_pane = pn.pane.Bokeh(self.strip, sizing_mode="stretch_width", visible=False)
-        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_pane,
+        self.strip_head = html_pane(visible=False, margin=(0, 10))   # the strip's legend, as text that wraps
+        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_head,
+                                self.strip_pane,
                                 self.note, sizing_mode="stretch_width", margin=0)
 
     def rebuild(self):
@@ -337,10 +339,7 @@ class CostBars(Part):
     def make_strip(self):
         """The green bars again, at their own scale, under the ramp."""
         s = position_figure(self.n, 130, y_range=Range1d(0, self.scales.cached), visible=False)
-        bars = s.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN, line_color="#00513b")
-        self.strip_legend = LegendItem(label="", renderers=[bars])
-        s.add_layout(Legend(items=[self.strip_legend], location="top_left", orientation="horizontal",
-                            border_line_alpha=0, padding=2, margin=2), "above")
+        s.vbar(x="pos", top="c", width=0.8, source=self.bars, fill_color=GREEN, line_color="#00513b")
         s.xgrid.visible = False
         s.xaxis.major_label_text_font_size = "0pt"
         return s
@@ -349,7 +348,8 @@ class CostBars(Part):
         t, f, lang, ex = self.t, self.figure, self.lang, self.ex
         self.heading.object = f"<h2>{esc(t('bars_title'))}</h2>"
         f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("bars_y")
-        self.strip_legend.label = bk_value(t("bars_zoom", zoom=num(self.scales.zoom, lang)))
+        self.strip_head.object = (f"<p class='legend-inline'><span class='swatch cached'></span> "
+                                  f"{esc(t('bars_zoom', zoom=num(self.scales.zoom, lang)))}</p>")
         for fig in (f, self.strip):
             values, labels = self.scales.ticks(self.scales.cached, lang)
             fig.yaxis.ticker, fig.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
@@ -390,7 +390,7 @@ class CostBars(Part):
         f.y_range.end = top
         f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
         self.full.visible = self.strip.visible = ramp
-        self.strip_pane.visible = ramp            # after the figure: the pane follows its visibility
+        self.strip_pane.visible = self.strip_head.visible = ramp    # after the figure: the panes follow it
         self.legend_box.items = self.legend if ramp else self.legend[:1]
         cfg = self.ex.cfg
         growth = (self.ex.cost_cached[-1] / self.ex.cost_cached[0] - 1) * 100

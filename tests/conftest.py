@@ -11,6 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("MARIANELA", ROOT.parent / "shared" / "corpus" / "marianela.txt"))
+# Every build the tests make must trace the page's imports in Pyodide (buildsupport/pyodide_node.py),
+# not fall back to CPython's list with a warning nobody reads.
+os.environ.setdefault("KV_EXPLORABLE_STRICT_TRACE", "1")
 
 
 @pytest.fixture(scope="session")
