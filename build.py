@@ -11,8 +11,9 @@
 What ends up in dist/ (self-contained), in the order build() makes it:
     panel/<version>/dist/                     Panel's stylesheets, which the app's models reference
     assets/js/                                BokehJS and Panel's JavaScript
-    assets/snapshot-<lang>.*.html             the first paint: the initial state as HTML, one per
-                                              language (the default one is also inline in index.html)
+    assets/states-<hash>/LANG-MODE-T.html     the first paint: the HTML preview of every state a URL can
+                                              ask for (the default one is also inline in index.html),
+    assets/grid.*.png                         and the grid image they share
     pyodide/<version>/                        the Pyodide runtime and its (slimmed) standard library
     packages/<hash>/*.whl                     numpy, pyyaml, markupsafe, packaging, nh3 (compiled by
                                               Pyodide) and the slimmed pure wheels; assets/pyodide-lock.*.json
@@ -92,7 +93,7 @@ def build(out: Path = DEFAULT_DIST, cache: Path = DEFAULT_CACHE, cdn: bool = Fal
         runtime = unpack_runtime(inputs, lock["pyodide"]["sha256"])
         packages = fetch_packages(inputs, runtime, lock["wheels"], cdn)
         pre = check_pins(prerender.result(), lock)
-    derived = derive(inputs, runtime, packages, pre["modules"], [f"?lang={lang}" for lang in pre["docs"]], cdn)
+    derived = derive(inputs, runtime, packages, pre["modules"], [f"?lang={lang}" for lang in pre["langs"]], cdn)
     cdn_url = inputs.cdn if cdn else None
     site = Site(pre["panel_version"])
     add_panel_styles(site)

@@ -29,11 +29,11 @@ for t in {positions}:
 print("caché de la capa 1:", cache.k[0].shape, "·", cache.n_numbers, "números en total")
 ''',
     "en": '''ids = tokenizer.encode("La Nela")
-logits, cache = prefill(ids)         # the prompt in one single pass
+logits, cache = prefill(ids)         # the prompt in a single pass
 z = logits[-1]
 kept = {{len(ids): z}}                 # each position's logits, with the cache
 while len(ids) < {n}:
-    x = sample(z, rng, top_p={top_p})    # draw the next token
+    x = sample(z, rng, top_p={top_p})    # sample the next token
     ids.append(x)
     z = step(x, cache)               # one row: its K and V go into the cache
     kept[len(ids)] = z
@@ -42,7 +42,7 @@ print(tokenizer.decode(ids))
 full = forward(ids)                  # no cache: the whole text at once
 for t in {positions}:
     print(t, np.abs(kept[t] - full[t - 1]).max())
-print("layer 1 cache:", cache.k[0].shape, "·", cache.n_numbers, "numbers in all")
+print("layer 1 cache:", cache.k[0].shape, "·", cache.n_numbers, "numbers in total")
 ''',
     "pt": '''ids = tokenizer.encode("La Nela")
 logits, cache = preencher(ids)       # prefill: o prompt numa só passagem

@@ -16,7 +16,7 @@ import numpy as np
 import panel as pn
 from bokeh.core.properties import value as bk_value
 from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Image, Legend, LegendItem, LinearColorMapper,
-                          LogColorMapper, Range1d, Rect, Scatter, Span, VBar)
+                          LogColorMapper, MultiLine, Range1d, Rect, Scatter, Span, VBar)
 from bokeh.palettes import Blues9
 
 from model import cost
@@ -30,6 +30,20 @@ from .style import CELL_PALETTE, GREEN, GREY, INK, position_figure, show_token
 BAND = 1.0            # height of one row of the grid, in data units
 FILL = 0.84           # part of it the cells fill
 CELL_STYLE = {FUTURE: ("#cccccc", 0.5), READ: ("#9a9a9a", 0.5), COMPUTED: (INK, 2.2)}
+OUTLINE = 2.2         # the computed columns' outline
+
+
+def cell_style(state: int, single: bool) -> tuple[str, float]:
+    """A lone computed column (a step with the cache) is outlined cell by cell; a block of them (the
+    prefill, every step without the cache) is outlined once around the block (`computed_block`), so a
+    narrow grid does not turn into dark stripes."""
+    return CELL_STYLE[READ if state == COMPUTED and not single else state]
+
+
+def computed_block(states) -> tuple[int, int] | None:
+    """(first, last) position of the computed columns when there are several, else None."""
+    computed = np.flatnonzero(states == COMPUTED) + 1
+    return (int(computed[0]), int(computed[-1])) if len(computed) > 1 else None
 
 
 def kv_width(cfg) -> int:
@@ -73,6 +87,8 @@ class CacheGrid(Part):
             "pos": [p for _ in rows for p in range(1, n + 1)], "row": [""] * size, "tok": [""] * size,
             "state": [""] * size, "values": [""] * size, "line": ["#cccccc"] * size, "width": [0.5] * size})
         self.marks = ColumnDataSource({"x": [], "y": []})
+        self.block = ColumnDataSource({"x": [], "y": [], "w": []})          # one outline per row
+        self.bracket = ColumnDataSource({"xs": [], "ys": []})                # over the block
         self.future = ColumnDataSource({"x": [n + 1] * len(rows), "y": ys, "w": [0] * len(rows)})
         f = position_figure(n, 230, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
         f.add_glyph(self.images, Image(image="image", x="x", y="y", dw="dw", dh="dh", color_mapper=LinearColorMapper(
@@ -83,7 +99,10 @@ class CacheGrid(Part):
                                       hatch_pattern="/", hatch_color="#8a8a8a", hatch_alpha=0.35, hatch_scale=6))
         r = f.add_glyph(self.cells, Rect(x="x", y="y", width=0.92, height=FILL, fill_alpha=0.0, line_color="line",
                                          line_width="width"))
+        f.add_glyph(self.block, Rect(x="x", y="y", width="w", height=FILL, fill_alpha=0.0, line_color=INK,
+                                     line_width=OUTLINE))
         f.add_glyph(self.marks, Scatter(x="x", y="y", marker="triangle", size=9, fill_color=INK, line_color=INK))
+        f.add_glyph(self.bracket, MultiLine(xs="xs", ys="ys", line_color=INK, line_width=2))
         f.add_tools(HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values"))
         f.yaxis.ticker = FixedTicker(ticks=ys)
         return f
@@ -93,7 +112,7 @@ class CacheGrid(Part):
         cfg = self.ex.cfg
         shared = self.t("grid_shared", g=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
         self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_kv_heads, dk=cfg.d_head))}"
-                            f"{esc(shared)}</p>")
+                            f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>")
         self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
                                f"{esc(self.t('grid_prefill', p=self.ex.n_prompt))}</p>")
         self.figure.xaxis.axis_label = self.t("grid_x")
@@ -157,19 +176,21 @@ class CacheGrid(Part):
         states = ex.cell_states()
         vecs = [ex.vectors(layer, kind) for layer, kind in self.rows]
         prefill = ex.t <= ex.n_prompt                    # the prompt's columns say "in the prefill"
-        everything = not cells or known == 0 or self.drawn.get("prefill") != prefill
-        self.drawn["prefill"] = prefill
+        single = computed_block(states) is None
+        everything = (not cells or known == 0 or self.drawn.get("prefill") != prefill
+                      or self.drawn.get("single") != single)
+        self.drawn["prefill"], self.drawn["single"] = prefill, single
         patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width")}
         for p in range(n):
             if not everything and cells[0, p][0] == states[p] and (p < known or states[p] == FUTURE):
                 continue                                 # same token, same numbers, same state
             for i in range(len(self.rows)):
                 cell = self.cell(i, p, states, vecs)
+                cell += cell_style(cell[0], single)
                 if cells.get((i, p)) == cell:
                     continue
                 cells[i, p] = cell
-                line, width = CELL_STYLE[cell[0]]
-                for col, value in zip(("row", "tok", "state", "values", "line", "width"), cell[1:] + (line, width)):
+                for col, value in zip(("row", "tok", "state", "values", "line", "width"), cell[1:]):
                     patch[col].append((i * n + p, value))
         if patch["state"]:
             self.cells.patch(patch)
@@ -179,10 +200,18 @@ class CacheGrid(Part):
         future = {"x": [(t + n + 1) / 2] * rows, "y": self.future.data["y"], "w": [n - t] * rows}
         if future["w"] != list(self.future.data["w"]):
             self.future.data = future
-        computed = np.flatnonzero(self.ex.cell_states() == COMPUTED) + 1
-        marks = {"x": list(computed), "y": [rows * BAND + 0.15] * len(computed)}
-        if marks["x"] != list(self.marks.data["x"]):
-            self.marks.data = marks
+        states = self.ex.cell_states()
+        block, top = computed_block(states), rows * BAND + 0.15
+        computed = [] if block else list(np.flatnonzero(states == COMPUTED) + 1)
+        if computed != list(self.marks.data["x"]):
+            self.marks.data = {"x": computed, "y": [top] * len(computed)}
+        a, b = (block[0] - 0.5, block[1] + 0.5) if block else (0, 0)
+        spans = {"x": [(a + b) / 2] * rows, "y": self.future.data["y"], "w": [b - a] * rows} if block else \
+            {"x": [], "y": [], "w": []}
+        if spans["w"] != list(self.block.data["w"]):
+            self.block.data = spans
+            self.bracket.data = ({"xs": [[a + 0.1, a + 0.1, b - 0.1, b - 0.1]], "ys": [[top - 0.1, top, top, top - 0.1]]}
+                                 if block else {"xs": [], "ys": []})
 
 
 class QueryReads(Part):
@@ -293,7 +322,9 @@ class CostBars(Part):
         self.figure, self.strip = f, None
         # the strip is made when the ramp is first revealed (fewer models to build and render at start)
         self.strip_pane = pn.Column(sizing_mode="stretch_width", margin=0, visible=False)
-        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_pane,
+        self.strip_head = html_pane(visible=False, margin=(0, 10))   # the strip's legend, as text that wraps
+        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_head,
+                                self.strip_pane,
                                 self.note, sizing_mode="stretch_width", margin=0)
 
     def rebuild(self):
@@ -306,10 +337,7 @@ class CostBars(Part):
     def make_strip(self):
         """The green bars again, at their own scale, under the ramp, in the strip's pane."""
         s = position_figure(self.n, 130, y_range=Range1d(0, self.scales.cached), grid="y")
-        bars = s.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color="#00513b"))
-        self.strip_legend = LegendItem(label="", renderers=[bars])
-        s.add_layout(Legend(items=[self.strip_legend], location="top_left", orientation="horizontal",
-                            border_line_alpha=0, padding=2, margin=2), "above")
+        s.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color="#00513b"))
         s.xaxis.major_label_text_font_size = "0pt"
         s.css_classes = ["kv-bars-zoom"]
         self.strip = s
@@ -319,7 +347,8 @@ class CostBars(Part):
     def relabel_strip(self):
         values, labels = self.scales.ticks(self.scales.cached, self.lang)
         self.strip.yaxis.ticker, self.strip.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
-        self.strip_legend.label = bk_value(self.t("bars_zoom", zoom=num(self.scales.zoom, self.lang)))
+        self.strip_head.object = (f"<p class='legend-inline'><span class='swatch cached'></span> "
+                                  f"{esc(self.t('bars_zoom', zoom=num(self.scales.zoom, self.lang)))}</p>")
 
     def relabel(self):
         t, f, lang, ex = self.t, self.figure, self.lang, self.ex
@@ -368,7 +397,7 @@ class CostBars(Part):
         if ramp and self.strip is None:
             self.make_strip()
         self.full.visible = ramp
-        self.strip_pane.visible = ramp
+        self.strip_pane.visible = self.strip_head.visible = ramp
         self.legend_box.items = self.legend if ramp else self.legend[:1]
         cfg = self.ex.cfg
         growth = (self.ex.cost_cached[-1] / self.ex.cost_cached[0] - 1) * 100

@@ -12,23 +12,22 @@ from model.timing import POSITIONS, Comparison, compare_position, position_row, 
 from . import clock
 
 
-class TimingLab:
-    """Measures one position per `advance()` (both ways, interleaved samples: model/timing.py);
-    `rows`, `by_row` and `summary` fill in as it goes."""
+class Stepwise:
+    """A measurement in parts, one per `advance()` (the page never freezes and the reader can
+    cancel between parts): `measure(item)` for each of `items`, kept in `results`."""
 
-    def __init__(self, gpt, ids, positions=POSITIONS, samples: int = 7, min_seconds: float = 0.004):
-        self.gpt, self.ids, self.positions = gpt, list(ids), tuple(positions)
-        self.kw = {"samples": samples, "min_seconds": min_seconds}
-        self.clocks: dict[int, Comparison] = {}
+    def __init__(self, items):
+        self.items = tuple(items)
+        self.results: dict = {}
         self.cancelled = False
 
     @property
     def total(self) -> int:
-        return len(self.positions)
+        return len(self.items)
 
     @property
     def done(self) -> int:
-        return len(self.clocks)
+        return len(self.results)
 
     @property
     def finished(self) -> bool:
@@ -38,12 +37,32 @@ class TimingLab:
         self.cancelled = True
 
     def advance(self) -> bool:
-        """Measure the next position. False when there is nothing left to do."""
+        """Measure the next part. False when there is nothing left to do."""
         if self.finished:
             return False
-        t = self.positions[self.done]
-        self.clocks[t] = compare_position(self.gpt, self.ids, t, **self.kw)
+        item = self.items[self.done]
+        self.results[item] = self.measure(item)
         return True
+
+    def measure(self, item):
+        raise NotImplementedError
+
+
+class TimingLab(Stepwise):
+    """Measures one position per `advance()` (both ways, interleaved samples: model/timing.py);
+    `rows`, `by_row` and `summary` fill in as it goes."""
+
+    def __init__(self, gpt, ids, positions=POSITIONS, samples: int = 7, min_seconds: float = 0.004):
+        super().__init__(positions)
+        self.gpt, self.ids, self.positions = gpt, list(ids), tuple(positions)
+        self.kw = {"samples": samples, "min_seconds": min_seconds}
+
+    @property
+    def clocks(self) -> dict[int, Comparison]:
+        return self.results
+
+    def measure(self, t: int) -> Comparison:
+        return compare_position(self.gpt, self.ids, t, **self.kw)
 
     @property
     def rows(self) -> list[dict]:

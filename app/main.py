@@ -16,6 +16,7 @@ from model import CheckpointError
 from model.threads import one_blas_thread
 
 from . import checkpoints
+from .component_files import read
 from .i18n import tr
 from .page import Explorable
 from .session import Session
@@ -40,7 +41,15 @@ def create_view(query=None, gpt=None) -> Explorable:
     return Explorable(Session(gpt, settings_for(query, gpt)))
 
 
+def use_page_template() -> None:
+    """Under Panel's server: the page it sends puts the app in a <main> landmark (app/page.html)."""
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:
+        doc.template = read("page.html")
+
+
 def create_app(query=None):
+    use_page_template()
     try:
         return create_view(query).layout
     except CheckpointError as e:

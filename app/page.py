@@ -5,64 +5,53 @@
 Top to bottom: title and introduction (unless embedded), notices about the URL, the text,
 the controls, the error of the last step, the cache grid, the cost bars, the numbers, the
 clock, advanced settings, the data table, then the sections below the figure (each built
-when first opened) and the two invisible helpers (keyboard and live region; code sandbox).
+when first opened) and the invisible helpers (keyboard and live region; code sandbox; the page's state).
 """
 from __future__ import annotations
 
 import panel as pn
 
-from .a11y import A11y
+from .a11y import A11y, use_accessible_design
+from .beyond import BatchSection, SpecSection
 from .figures import CacheGrid, ClockPlot, CostBars, QueryReads
-from .i18n import tr
-from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, PageState, Readouts,
-                    TokenText, esc, html_pane)
+from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, OnSession, PageState,
+                    Readouts, TokenText, esc, html_pane)
 from .sandbox import CodeSandbox
 from .sections import ContextSection, LabSection, ProveSection, QuizSection
 from .smaller_view import SmallerSection
 
 
-class Explorable(pn.viewable.Viewer):
+class Explorable(OnSession, pn.viewable.Viewer):
     def __init__(self, session, **params):
         super().__init__(**params)
         self.session = session
+        use_accessible_design()
         session.dispatch = pn.io.unlocked            # redraws reach the browser from any callback
-        self.a11y = A11y(sizing_mode="stretch_width")
+        self.a11y = A11y(height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
         self.controls, self.error = Controls(session, self.a11y), ErrorBox(session)
         self.grid, self.reads, self.bars = CacheGrid(session), QueryReads(session), CostBars(session)
         self.readouts, self.clock = Readouts(session), ClockPlot(session)
-        self.advanced, self.table = AdvancedSettings(session, self.a11y), DataTable(session)
+        self.advanced, self.table = AdvancedSettings(session), DataTable(session)
         self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
         self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self),
-                         SmallerSection(self)]
+                         SmallerSection(self), BatchSection(self), SpecSection(self)]
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
         self.layout = pn.Column(
             self.header, self.notices, self.text, self.controls, self.error, self.grid, self.reads, self.bars,
             self.readouts,
             self.clock, self.advanced, self.table, self.more_heading, *[s.card for s in self.sections],
-            self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
-
-    # what the sections use
-    @property
-    def ex(self):
-        return self.session.ex
-
-    @property
-    def n(self) -> int:
-        return self.session.n_ctx
-
-    @property
-    def lang(self) -> str:
-        return self.session.settings.lang
+            self.a11y, self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
 
     def publish_state(self, weights: bool = False) -> None:
         self.state.redraw(weights=weights)
 
     def relabel(self):
-        self.more_heading.object = f"<h2>{esc(tr(self.lang, 'more_heading'))}</h2>"
+        self.more_heading.object = f"<h2>{esc(self.t('more_heading'))}</h2>"
+        self.a11y.lang = self.lang
 
     def __panel__(self):
         return self.layout

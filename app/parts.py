@@ -16,6 +16,7 @@ from . import clock
 from .i18n import num, sci, size, tr
 from .settings import CACHE, FULL
 from .style import CSS, MODE_SWITCH_CSS, show_token
+from .widgets import Disclosure, RangeInput
 
 MAX_NOTICES = 3           # notices listed one by one; the rest are counted in one line
 MAX_NOTICE_VALUE = 60     # characters of a bad value shown
@@ -27,6 +28,12 @@ def esc(s) -> str:
 
 def html_pane(**kw):
     return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
+
+
+def scroll_region(label: str, inner: str) -> str:
+    """A wide table in a region of its own that scrolls sideways on a narrow screen (the page never
+    does), reachable with the keyboard and named for screen readers."""
+    return f"<div class='table-scroll' role='region' tabindex='0' aria-label='{esc(label)}'>{inner}</div>"
 
 
 def defer(fn) -> None:
@@ -41,7 +48,28 @@ def defer(fn) -> None:
         fn()
 
 
-class Part(pn.viewable.Viewer):
+class OnSession:
+    """What every view over a Session reads: the explorer, the window, the language and its texts."""
+
+    session = None
+
+    @property
+    def ex(self):
+        return self.session.ex
+
+    @property
+    def n(self) -> int:
+        return self.session.n_ctx
+
+    @property
+    def lang(self) -> str:
+        return self.session.settings.lang
+
+    def t(self, msg_id: str, **kw) -> str:
+        return tr(self.lang, msg_id, **kw)
+
+
+class Part(OnSession, pn.viewable.Viewer):
     """A piece of the page over a Session: `build()` once, `relabel()` when the language changes
     (then a full redraw), `redraw()` after every change of the session (of `watches`)."""
 
@@ -59,21 +87,6 @@ class Part(pn.viewable.Viewer):
     def _relabel(self, _event):
         with self.session.dispatch():
             self.relabel()
-
-    @property
-    def ex(self):
-        return self.session.ex
-
-    @property
-    def n(self) -> int:
-        return self.session.n_ctx
-
-    @property
-    def lang(self) -> str:
-        return self.session.settings.lang
-
-    def t(self, msg_id: str, **kw) -> str:
-        return tr(self.lang, msg_id, **kw)
 
     def build(self):
         raise NotImplementedError
@@ -125,7 +138,10 @@ def cut(s: str, limit: int = MAX_NOTICE_VALUE) -> str:
 
 
 class TokenText(Part):
-    """The text so far, one box per token: the prompt's dashed, the newest highlighted."""
+    """The text so far, one box per token: the prompt's dashed, the newest highlighted. A box never
+    breaks across lines; its spaces show as faint dots (still spaces for screen readers and copying);
+    a newline shows as ⏎ at the end of its line, then the line breaks; two or more in a row end the
+    paragraph (one gap, not a line holding a lone ⏎)."""
 
     def build(self):
         self.layout = html_pane()
@@ -139,10 +155,29 @@ class TokenText(Part):
             if s.strip("\n") == "":
                 cls.append("nl")
             title = self.t("prompt_token" if i < ex.n_prompt else "sampled_token") + f" {i + 1}"
-            spans.append(f"<span class='{' '.join(cls)}' title='{esc(title)}'>{esc(show_token(s))}</span>"
-                         + "<br>" * min(s.count("\n"), 1))
+            spans.append(f"<span class='{' '.join(cls)}' title='{esc(title)}'>{token_html(s)}</span>")
+            spans.append(line_break(toks, i))
         self.layout.object = (f"<p><span class='tpos'>{self.t('position', t=ex.t, n=self.n)}</span></p>"
                               f"<div class='text' lang='es'>{''.join(spans)}</div>")
+
+
+def token_html(s: str) -> str:
+    """A token's text: newlines as ⏎, each space a real space drawn as a faint dot."""
+    return esc(show_token(s)).replace(" ", "<span class='sp'> </span>")
+
+
+def line_break(toks: list[str], i: int) -> str:
+    """What follows token i: nothing, a line break after the last of a run of newlines, or the end of
+    a paragraph after two or more."""
+    if not toks[i].endswith("\n") or (i + 1 < len(toks) and toks[i + 1].startswith("\n")):
+        return ""
+    run = 0
+    for s in reversed(toks[:i + 1]):
+        if s.strip("\n"):
+            run += len(s) - len(s.rstrip("\n"))
+            break
+        run += len(s)
+    return "<br>" if run == 1 else "<span class='para'></span>"
 
 
 class ErrorBox(Part):
@@ -157,14 +192,18 @@ class ErrorBox(Part):
             self.layout.visible = False
             self.layout.object = ""
             return
-        heading, explain = ("error_heading", "error_explain") if e.lesson else ("step_failed_heading",
-                                                                                "step_failed_explain")
-        self.layout.object = (
-            f"<div class='error' role='alert' data-testid='error' data-lesson='{str(e.lesson).lower()}'>"
-            f"<h2>{esc(self.t(heading, pos=e.position))}</h2>"
-            f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
-            f"<p>{esc(self.t(explain, n=self.n, pos=e.position))}</p></div>")
+        self.layout.object = error_html(self.t, e, self.n)
         self.layout.visible = True
+
+
+def error_html(t, e, n: int, testid: str = "error", explain: str = "error_explain") -> str:
+    """A step's error as the reader sees it: the lesson's IndexError past the window (with `explain`),
+    or a failure as what it is. `t`: the language's tr."""
+    heading, explain = ("error_heading", explain) if e.lesson else ("step_failed_heading", "step_failed_explain")
+    return (f"<div class='error' role='alert' data-testid='{testid}' data-lesson='{str(e.lesson).lower()}'>"
+            f"<h2>{esc(t(heading, pos=e.position))}</h2>"
+            f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
+            f"<p>{esc(t(explain, n=n, pos=e.position))}</p></div>")
 
 
 class Readouts(Part):
@@ -246,8 +285,8 @@ class Readouts(Part):
         text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
         fmt = self.ex.fmt
         explain = self.t("proof_explain") if fmt == "float64" else self.t("proof_explain_fmt", fmt=fmt)
-        return self.card("proof-card", self.t("proof_heading"),
-                         f"<p data-testid='proof'>{esc(text)}</p><p class='explain'>{esc(explain)}</p>")
+        explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""   # nothing compared yet
+        return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
 
 
 class DataTable(Part):
@@ -256,7 +295,7 @@ class DataTable(Part):
 
     def build(self):
         self.table = html_pane()
-        self.layout = pn.Card(self.table, collapsed=True, sizing_mode="stretch_width")
+        self.layout = Disclosure(self.table)
         self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
 
     def relabel(self):
@@ -278,19 +317,21 @@ class DataTable(Part):
             rows.append(f"<tr{cls}><td>{p}</td><td class='tok'>{esc(show_token(toks[p - 1]))}</td>"
                         f"<td>{num(ex.cost_cached[p - 1], lang)}</td><td>{num(ex.cost_full[p - 1], lang)}</td>"
                         f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>")
-        self.table.object = (f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
-                             f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-                             + self.reads_table())
+        self.table.object = scroll_region(self.t("table_heading"), (
+            f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
+            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")) + self.reads_table()
 
     def reads_table(self) -> str:
         """What the newest query reads (the figure under the grid), as numbers: a row per layer and head."""
         ex = self.ex
         head = "".join(f"<th>{p}</th>" for p in range(1, ex.t + 1))
         rows = "".join(f"<tr><th scope='row'>{esc(self.t('reads_row', l=layer + 1, h=h + 1))}</th>"
-                       + "".join(f"<td>{w:.3f}</td>" for w in ex.reads[layer][h]) + "</tr>"
+                       + "".join(f"<td>{num(w, self.lang, 3)}</td>" for w in ex.reads[layer][h]) + "</tr>"
                        for layer in range(len(ex.reads)) for h in range(ex.reads[layer].shape[0]))
-        return (f"<h3>{esc(self.t('reads_table', t=ex.t))}</h3><div class='scroll'><table class='data' "
-                f"data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
+        title = self.t("reads_table", t=ex.t)
+        return f"<h3>{esc(title)}</h3>" + scroll_region(title, (
+            f"<table class='data' data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table>"))
 
 
 class PageState(Part):
@@ -336,7 +377,7 @@ class Controls(Part):
         self.reset_button = pn.widgets.Button(color="default", width=130)
         self.mode_switch = linked(pn.widgets.RadioButtonGroup, settings.param.mode, width=280,
                                   stylesheets=[MODE_SWITCH_CSS])
-        self.speed = linked(pn.widgets.IntSlider, settings.param.speed, width=220)
+        self.speed = RangeInput.linked(settings.param.speed, width=220)
         self.step_button.on_click(lambda _e: self.do("step"))
         self.reset_button.on_click(lambda _e: self.do("reset"))
         self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
@@ -351,8 +392,7 @@ class Controls(Part):
         self.step_button.name, self.reset_button.name = t("step"), t("reset")
         self.play_button.name = t("pause") if self.play_button.value else t("play")
         self.mode_switch.options = {t("mode_cache"): CACHE, t("mode_full"): FULL}
-        self.speed.name = t("speed")
-        self.a11y.help_text = t("keyboard")
+        self.speed.label = t("speed")
 
     # -- actions: safe in any state, as often as a reader clicks ------------------------------
     def do(self, command: str):
@@ -423,27 +463,24 @@ class Controls(Part):
 
 
 class AdvancedSettings(Part):
-    """Language, seed and top-p; a link to the current state; the keyboard's help (A11y)."""
+    """Language, seed and top-p; a link to the current state; the keyboard's help."""
 
     LANGUAGES = {"Español": "es", "English": "en", "Português": "pt"}
-
-    def __init__(self, session, a11y, **params):
-        self.a11y = a11y
-        super().__init__(session, **params)
 
     def build(self):
         settings = self.session.settings
         self.lang_select = linked(pn.widgets.RadioButtonGroup, settings.param.lang, options=self.LANGUAGES, width=270)
         self.seed = linked(pn.widgets.IntInput, settings.param.seed, width=140)
-        self.top_p = linked(pn.widgets.FloatSlider, settings.param.top_p, throttled=True, width=220)
-        self.share = html_pane()
-        self.layout = pn.Card(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"), self.share, self.a11y,
-                              collapsed=True, sizing_mode="stretch_width")
+        self.top_p = RangeInput.linked(settings.param.top_p, digits=2, width=220)
+        self.share, self.keys = html_pane(), html_pane()
+        self.layout = Disclosure(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"), self.share,
+                                 self.keys)
         self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
 
     def relabel(self):
         self.layout.title = self.t("advanced")
-        self.lang_select.name, self.seed.name, self.top_p.name = self.t("language"), self.t("seed"), self.t("top_p")
+        self.lang_select.name, self.seed.name, self.top_p.label = self.t("language"), self.t("seed"), self.t("top_p")
+        self.keys.object = f"<p class='explain'>{esc(self.t('keyboard'))}</p>"
         self.redraw()
 
     def redraw(self):

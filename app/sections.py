@@ -19,8 +19,9 @@ from . import calculator, cell, challenge, clock, quiz, sandbox
 from .fields import FIELD_WIDTH, WRAP_LABEL, NumberField
 from .i18n import num, plain_number, sci, size, tr
 from .lab import TimingLab
-from .parts import esc
+from .parts import esc, scroll_region
 from .style import CSS, GREEN, GREY
+from .widgets import Disclosure
 
 
 class Section:
@@ -31,7 +32,7 @@ class Section:
 
     def __init__(self, view):
         self.view = view                     # the Explorable (app/page.py): its session, sandbox, language
-        self.card = pn.Card(collapsed=True, sizing_mode="stretch_width", margin=(6, 0))
+        self.card = Disclosure()
         self.built = False
         self.card.param.watch(lambda e: e.new or self.ensure_built(), "collapsed")
         view.session.settings.param.watch(lambda _e: self.apply_language(), "lang")
@@ -65,70 +66,32 @@ class Section:
         """Every label of the built widgets, in the current language."""
 
 
-# -- 1. Your milliseconds -------------------------------------------------------------------------
+class MeasuringSection(Section):
+    """A section that measures in the reader's browser: one run at a time, with its progress, and
+    cancellable between parts. `new_lab()` makes the measurement (an app.lab.Stepwise);
+    `render()` shows it; `runs` counts the runs started (tests wait for theirs)."""
 
-LAB_SAMPLES = 9          # measurements of each way per position (interleaved; the table shows medians)
-
-
-class LabSection(Section):
-    key = "lab"
-
-    def build(self):
-        self.lab: TimingLab | None = None
-        self.runs = 0                                 # measurements started (tests wait for theirs)
-        self.intro = self.html_pane()
+    def measure_controls(self):
+        """The run and cancel buttons and the progress bar, in one row."""
+        self.lab = None
+        self.runs = 0
         self.run_button = pn.widgets.Button(color="primary", width=220)
         self.cancel_button = pn.widgets.Button(color="default", width=140, disabled=True)
         self.progress = pn.indicators.Progress(value=0, max=10, width=260, bar_color="success", visible=False)
-        self.status = self.html_pane()
-        self.table = self.html_pane()
-        self.source = ColumnDataSource({"t": [], "cached_ms": [], "full_ms": []})
-        n = self.view.n
-        from bokeh.plotting import figure     # with the section: not at the page's start-up
-        f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, n + 2), toolbar_location=None,
-                   tools="", min_border_left=10)
-        full_line = f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")
-        self.full_glyph = f.scatter("t", "full_ms", source=self.source, marker="square", size=8, color=GREY)
-        cached_line = f.line("t", "cached_ms", source=self.source, color=GREEN, line_width=2)
-        self.cached_glyph = f.scatter("t", "cached_ms", source=self.source, marker="circle", size=8, color=GREEN)
-        self.legend = [LegendItem(label="", renderers=[cached_line, self.cached_glyph]),
-                       LegendItem(label="", renderers=[full_line, self.full_glyph])]
-        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
-        f.y_range.start = 0
-        f.xaxis.ticker = FixedTicker(ticks=list(table_positions(self.view.ex.cfg)))
-        f.outline_line_color = None
-        self.hover = HoverTool(renderers=[self.full_glyph, self.cached_glyph])
-        f.add_tools(self.hover)
-        self.fig = f
-        self.explain = self.html_pane()
-        self.plot_heading = self.html_pane(visible=False)
-        self.plot = pn.pane.Bokeh(f, sizing_mode="stretch_width", visible=False)
         self.run_button.on_click(self.run)
         self.cancel_button.on_click(lambda _e: self.lab and self.lab.cancel())
-        self.card.objects = [self.intro, pn.FlexBox(self.run_button, self.cancel_button, self.progress,
-                                                    align_items="center", gap="10px"),
-                             self.status, self.table, self.plot_heading, self.plot, self.explain]
+        return pn.FlexBox(self.run_button, self.cancel_button, self.progress, align_items="center", gap="10px")
 
-    def label(self):
-        positions = table_positions(self.view.ex.cfg)
-        self.intro.object = (f"<p>{esc(self.t('lab_intro', k=len(positions), n=positions[-1], s=LAB_SAMPLES))}"
-                             f"</p>")
-        self.legend[0].label, self.legend[1].label = bk_value(self.t("with_cache")), bk_value(self.t("without_cache"))
-        self.run_button.name = self.t("lab_run")
-        self.cancel_button.name = self.t("lab_cancel")
-        self.plot_heading.object = f"<h3>{esc(self.t('lab_plot_title'))}</h3>"
-        self.fig.xaxis.axis_label = self.t("grid_x")
-        self.fig.yaxis.axis_label = self.t("clock_plot_y")
-        self.hover.tooltips = [(self.t("grid_x"), "@t"), (self.t("with_cache") + " (ms)", "@cached_ms{0.000}"),
-                               (self.t("without_cache") + " (ms)", "@full_ms{0.000}")]
-        self.render()
+    def new_lab(self):
+        raise NotImplementedError
+
+    def render(self):
+        raise NotImplementedError
 
     async def run(self, _event=None):
         if self.lab is not None and not self.lab.finished:
             return                                    # already running: one run at a time
-        ex = self.view.ex                             # the page's text, or the same seed's full window
-        ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
-        self.lab = lab = TimingLab(self.view.ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
+        self.lab = lab = self.new_lab()
         self.runs += 1
         # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
         with pn.io.unlocked():
@@ -147,15 +110,75 @@ class LabSection(Section):
                 self.progress.visible = False
                 self.render()
 
+    def status_html(self, testid: str, text: str) -> str:
+        """The run's state, for the reader and for tests (which run, running or done)."""
+        state = "done" if self.lab.finished else "running"
+        return (f"<p role='status' data-testid='{testid}' data-run='{self.runs}' data-state='{state}'>"
+                f"{esc(text)}</p>")
+
+
+# -- 1. Your milliseconds -------------------------------------------------------------------------
+
+LAB_SAMPLES = 9          # measurements of each way per position (interleaved; the table shows medians)
+
+
+class LabSection(MeasuringSection):
+    key = "lab"
+
+    def build(self):
+        self.intro = self.html_pane()
+        controls = self.measure_controls()
+        self.status = self.html_pane()
+        self.table = self.html_pane()
+        self.source = ColumnDataSource({"t": [], "cached_ms": [], "full_ms": []})
+        n = self.view.n
+        from bokeh.plotting import figure     # with the section: not at the page's start-up
+        f = figure(height=220, sizing_mode="stretch_width", x_range=Range1d(0, n + 2), toolbar_location=None,
+                   tools="", min_border_left=10, visible=False)       # shown with the first measurement
+        full_line = f.line("t", "full_ms", source=self.source, color=GREY, line_width=2, line_dash="dashed")
+        self.full_glyph = f.scatter("t", "full_ms", source=self.source, marker="square", size=8, color=GREY)
+        cached_line = f.line("t", "cached_ms", source=self.source, color=GREEN, line_width=2)
+        self.cached_glyph = f.scatter("t", "cached_ms", source=self.source, marker="circle", size=8, color=GREEN)
+        self.legend = [LegendItem(label="", renderers=[cached_line, self.cached_glyph]),
+                       LegendItem(label="", renderers=[full_line, self.full_glyph])]
+        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
+        f.y_range.start = 0
+        f.xaxis.ticker = FixedTicker(ticks=list(table_positions(self.view.ex.cfg)))
+        f.outline_line_color = None
+        self.hover = HoverTool(renderers=[self.full_glyph, self.cached_glyph])
+        f.add_tools(self.hover)
+        self.fig = f
+        self.explain = self.html_pane()
+        self.plot_heading = self.html_pane(visible=False)
+        self.plot = pn.pane.Bokeh(f, sizing_mode="stretch_width", visible=False)
+        self.card.objects = [self.intro, controls, self.status, self.table, self.plot_heading, self.plot, self.explain]
+
+    def label(self):
+        positions = table_positions(self.view.ex.cfg)
+        self.intro.object = (f"<p>{esc(self.t('lab_intro', k=len(positions), n=positions[-1], s=LAB_SAMPLES))}"
+                             f"</p>")
+        self.legend[0].label, self.legend[1].label = bk_value(self.t("with_cache")), bk_value(self.t("without_cache"))
+        self.run_button.name = self.t("lab_run")
+        self.cancel_button.name = self.t("lab_cancel")
+        self.plot_heading.object = f"<h3>{esc(self.t('lab_plot_title'))}</h3>"
+        self.fig.xaxis.axis_label = self.t("grid_x")
+        self.fig.yaxis.axis_label = self.t("clock_plot_y")
+        self.hover.tooltips = [(self.t("grid_x"), "@t"), (self.t("with_cache") + " (ms)", "@cached_ms{0.000}"),
+                               (self.t("without_cache") + " (ms)", "@full_ms{0.000}")]
+        self.render()
+
+    def new_lab(self) -> TimingLab:
+        ex = self.view.ex                             # the page's text, or the same seed's full window
+        ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
+        return TimingLab(ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
+
     def render(self):
         lab, lang = self.lab, self.lang
         if lab is None:
             self.status.object = self.table.object = self.explain.object = ""
             return
         state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
-        self.status.object = (f"<p role='status' data-testid='lab-status' data-run='{self.runs}' "
-                              f"data-state='{'done' if lab.finished else 'running'}'>"
-                              f"{esc(self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))}</p>")
+        self.status.object = self.status_html("lab-status", self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))
         rows = lab.rows
         head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
                        ("table_pos", "lab_c", "lab_tc", "table_ms_cached", "table_ms_full", "lab_clock", "lab_count"))
@@ -169,8 +192,9 @@ class LabSection(Section):
         extra = ""
         if by_row:
             extra = (f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=clock.ms_text(by_row['per_row_in_pass_s'], lang), alone=clock.ms_text(by_row['one_row_s'], lang), x=ratio(by_row['ratio'])))}</p>")
-        self.table.object = (f"<table class='data' data-testid='lab-table'><thead><tr>{head}</tr></thead>"
-                             f"<tbody>{body}</tbody></table>{extra}")
+        self.table.object = scroll_region(self.t("lab_title"), (
+            f"<table class='data' data-testid='lab-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>")) + extra
         reading = lab.summary
         self.explain.object = ("" if reading is None else "<p class='explain' data-testid='lab-explain'>" + " ".join(
             esc(self.t(key, **values)) for key, values in clock.table_sentences(reading, lang)) + "</p>")

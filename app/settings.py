@@ -6,11 +6,16 @@ The parameters carry their own bounds, so the URL parser, the page's widgets
 (`Widget.from_param`) and the share link all read them from here, and no range is
 written twice; the position's bounds come from the model (its prompt and n_ctx).
 Every URL parameter is optional. A bad value is ignored and reported as a notice
-(shown on the page in the reader's language); parsing never raises. A key given
-twice counts once: its last value (the page's loader reads it the same way).
+(shown on the page in the reader's language); parsing never raises. One rule for
+every reader of the URL: a key given twice counts once, with its last value; a
+value is trimmed of spaces; numbers are plain ASCII digits (an optional sign, a
+decimal point, an exponent), at most 40 characters. The static page's shell reads
+the URL before Python runs with the same rules, exported by `url_rules()`
+(static/urlquery.js; tests/test_urlquery.py runs both on the same URLs).
 """
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs
 
 import param
@@ -22,6 +27,9 @@ MODES = (CACHE, FULL)
 ALIASES = {"mode": {"con": CACHE, "sin": FULL, "nocache": FULL, "no-cache": FULL}}
 TRUE, FALSE = ("1", "true", "yes", "si", "sí"), ("0", "false", "no")
 MAX_DIGITS = 40             # a longer number is not a seed or a position: refused before int() sees it
+SPACES = " \t\n\r\f\v"
+INTEGER = re.compile(r"[+-]?[0-9]+")
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 class Settings(param.Parameterized):
@@ -55,6 +63,22 @@ class Settings(param.Parameterized):
             parts.append("embed=1")
         return "?" + "&".join(parts)
 
+    def url_rules(self) -> dict:
+        """How the URL is read, for the page's shell (static/urlquery.js): each key's kind, choices,
+        aliases, bounds and default."""
+        params = {}
+        for key in self.URL_KEYS:
+            p = self.param[key]
+            if isinstance(p, param.Boolean):
+                rule = {"kind": "bool"}
+            elif isinstance(p, param.Selector):
+                rule = {"kind": "choice", "choices": list(p.objects), "aliases": ALIASES.get(key, {})}
+            else:
+                rule = {"kind": "int" if isinstance(p, param.Integer) else "float", "bounds": list(p.bounds)}
+            params[key] = {**rule, "default": p.default}
+        return {"params": params, "true": list(TRUE), "false": list(FALSE), "spaces": SPACES,
+                "max_digits": MAX_DIGITS, "integer": INTEGER.pattern, "number": NUMBER.pattern}
+
     @classmethod
     def from_query(cls, query, n_ctx: int = 64, n_prompt: int = 2) -> "Settings":
         """Settings from a URL query ('?lang=en&t=12') or Panel's session_args; bad values become
@@ -87,7 +111,7 @@ def query_dict(query) -> dict[str, str]:
 
 def parse_value(p: param.Parameter, raw: str, aliases: dict):
     """(value, None) if `raw` is a valid value of the parameter, else (None, (reason key, values))."""
-    text = raw.strip()
+    text = raw.strip(SPACES)
     if isinstance(p, param.Boolean):
         low = text.lower()
         return (low in TRUE, None) if low in TRUE + FALSE else (None, ("why_bool", {}))
@@ -98,16 +122,10 @@ def parse_value(p: param.Parameter, raw: str, aliases: dict):
             return match, None
         return None, ("why_choice", {"options": ", ".join(map(str, p.objects))})
     if isinstance(p, param.Integer):
-        try:
-            value = int(text) if len(text) <= MAX_DIGITS else None
-        except ValueError:
-            value = None
+        value = int(text) if len(text) <= MAX_DIGITS and INTEGER.fullmatch(text) else None
         return in_bounds(p, value, "why_int")
-    try:
-        value = float(text) if len(text) <= MAX_DIGITS else None
-    except ValueError:
-        value = None
-    return in_bounds(p, value if value == value else None, "why_float")      # NaN is no number
+    value = float(text) if len(text) <= MAX_DIGITS and NUMBER.fullmatch(text) else None
+    return in_bounds(p, value, "why_float")
 
 
 def in_bounds(p: param.Parameter, value, why_not: str):

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .figures import grid_rows
+from .figures import computed_block, grid_rows
+from .png import indexed_png
 from .i18n import num, tr
-from .state import COMPUTED, FUTURE
+from .settings import MODES
+from .state import COMPUTED
 from .style import CELL_PALETTE, CSS, ticks
 
 PALETTE = CELL_PALETTE
@@ -26,15 +28,23 @@ SNAP_CSS = CSS.replace(":host,", "").replace(":host", ".kv-snap") + (
     Path(__file__).resolve().parent / "snapshot.css").read_text(encoding="utf-8")
 
 
-def _color(v: float) -> str:
-    return PALETTE[int(np.clip((v + 1) / 2 * len(PALETTE), 0, len(PALETTE) - 1))]
+def color_indices(values) -> np.ndarray:
+    """Palette index of each number (already divided by its row's scale), as the live grid's colour
+    mapper does it: -1..1 in len(PALETTE) equal steps."""
+    return np.clip(((np.asarray(values) + 1) / 2 * len(PALETTE)).astype(int), 0, len(PALETTE) - 1)
 
 
-def _column(values, scale: float) -> str:
-    """One stored vector as a vertical strip of colours, first number at the bottom (as the live grid)."""
-    step = 100 / len(values)
-    stops = ",".join(f"{_color(v / scale)} {i * step:.3f}% {(i + 1) * step:.3f}%" for i, v in enumerate(values))
-    return f"background:linear-gradient(to top,{stops})"
+def grid_image(ex) -> bytes:
+    """The cache grid of the explorer's text as a palette PNG: one pixel column per position, one
+    band of d pixel rows per grid row (K and V of each block, top to bottom), each vector's first
+    number at the bottom, as the live grid draws it. Every preview of this text shows the first t
+    columns of this one image."""
+    bands = []
+    for block, kind in grid_rows(ex.cfg):
+        scaled = ex.vectors(block, kind).T / ex.kv_scale[block, kind]          # (d, t)
+        bands.append(color_indices(scaled)[::-1])
+    pixels = np.concatenate(bands).astype(np.uint8)
+    return indexed_png([row.tobytes() for row in pixels], PALETTE)
 
 
 def _x(pos: float, n: int) -> str:
@@ -48,30 +58,43 @@ def nice_step(top: float) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def _grid(view) -> str:
+def _marks(states, n: int) -> str:
+    """What this step computed: one column outlined and marked with ▲, or a block of columns (the
+    prefill, a step without the cache) outlined once, with a line over it (app/figures.py)."""
+    block = computed_block(states)
+    if block is None:
+        p = int(np.flatnonzero(states == COMPUTED)[0]) + 1
+        return (f"<span class='mark' style='left:{_x(p, n)}'>▲</span>",
+                f"<div class='now' style='left:{(p - 1) / n * 100:.3f}%;width:{100 / n:.3f}%'></div>")
+    a, b = block
+    box = f"left:{(a - 1) / n * 100:.3f}%;width:{(b - a + 1) / n * 100:.3f}%"
+    return f"<span class='bracket' style='{box}'></span>", f"<div class='now' style='{box}'></div>"
+
+
+def _grid(view, grid_url: str) -> str:
+    """The cache grid: each row a band showing the first t columns of the text's grid image
+    (grid_image), the rest hatched."""
     ex, n, rows = view.ex, view.n, grid_rows(view.ex.cfg)
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
     states = ex.cell_states()
     band_h, top = 44, 20                                   # px per row, room for the ▲ marks
     height = top + band_h * len(rows)
+    mark, outline = _marks(states, n)
     labels, bands = [], []
     for i, (block, kind) in enumerate(rows):
         y = top + i * band_h
         labels.append(f"<span style='top:{y + band_h / 2}px'>{html.escape(t('row_' + kind, l=block + 1))}</span>")
-        vecs, scale = ex.vectors(block, kind), ex.kv_scale[block, kind]
-        cells = []
-        for p in range(ex.t):
-            cls = "cell now" if states[p] == COMPUTED else "cell"
-            cells.append(f"<div class='{cls}' style='{_column(vecs[p], scale)}'></div>")
-        future = int((states == FUTURE).sum())
-        if future:
-            cells.append(f"<div class='cell future' style='flex:{future}'></div>")
-        bands.append(f"<div class='band' style='top:{y + 3}px;height:{band_h - 6}px'>{''.join(cells)}</div>")
-    marks = "".join(f"<span class='mark' style='left:{_x(p + 1, n)}'>▲</span>"
-                    for p in np.flatnonzero(states == COMPUTED))
+        image = (f"background-image:linear-gradient(90deg,rgba(255,255,255,.75) 1px,transparent 1px),url({grid_url});"
+                 f"background-size:{100 / ex.t:.4f}% 100%,{n / ex.t * 100:.3f}% {len(rows) * 100}%;"
+                 f"background-position:0 0,0 {i / max(len(rows) - 1, 1) * 100:.3f}%")
+        future = n - ex.t
+        bands.append(f"<div class='band' style='top:{y + 3}px;height:{band_h - 6}px'>"
+                     f"<div class='cells' style='flex:{ex.t};{image}'></div>"
+                     + (f"<div class='cell future' style='flex:{future}'></div>" if future else "")
+                     + f"{outline}</div>")
     xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
     return (f"<div class='fig' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
-            f"<div class='plot'>{marks}{''.join(bands)}{xticks}</div></div>"
+            f"<div class='plot'>{mark}{''.join(bands)}{xticks}</div></div>"
             f"<div class='xlab'>{html.escape(t('grid_x'))}</div>")
 
 
@@ -121,9 +144,15 @@ def _bars(view) -> str:
     return out + f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
 
 
-def render(view) -> str:
-    """The page's current state (app/page.py's Explorable) as one self-contained HTML fragment
-    (a <style> and a <div>)."""
+GRID_URL = "__KV_GRID_URL__"      # the build writes the grid image's address here
+PROGRESS = "<!--kv-progress-->"   # between the controls and the figure: where the page shows its loading
+
+
+def render(view, grid_url: str = GRID_URL) -> str:
+    """The page's current state (app/page.py's Explorable) as HTML: two <div class='kv-snap'> (a picture
+    for the eyes: hidden from screen readers), the title, text and controls, then the figures, with
+    PROGRESS between them, where the page's loader puts its progress (static/loader.js); styled by
+    `style()`; `grid_url`: the address of the text's grid_image."""
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
     mode_on = view.ex.mode
     switch = "".join(f"<span class='{m}{' on' if m == mode_on else ''}'>{'✓ ' if m == mode_on else ''}"
@@ -135,9 +164,39 @@ def render(view) -> str:
     cards = "".join(f"<div class='cardhead'>› {html.escape(title)}</div>" for title in
                     [t("advanced"), t("table_heading")])
     more = "".join(f"<div class='cardhead'>› {html.escape(t(s.key + '_title'))}</div>" for s in view.sections)
-    body = (view.header.layout.object + view.text.layout.object + controls + view.grid.heading.object
-            + (view.grid.prefill.object if view.grid.prefill.visible else "") + _grid(view)
-            + view.grid.note.object + _reads(view) + view.bars.heading.object + _bars(view) + view.bars.note.object
-            + view.readouts.layout.object + cards
-            + view.more_heading.object + more)
-    return f"<style>{SNAP_CSS}</style><div class='kv-snap' lang='{view.lang}'>{body}</div>"
+    top = f"<div class='kv-head'>{view.header.layout.object}</div>" + view.text.layout.object + controls
+    bottom = (view.grid.heading.object + (view.grid.prefill.object if view.grid.prefill.visible else "")
+              + _grid(view, grid_url) + view.grid.note.object + _reads(view) + view.bars.heading.object + _bars(view)
+              + view.bars.note.object + view.readouts.layout.object + cards + view.more_heading.object + more)
+    part = f"<div class='kv-snap' lang='{view.lang}' aria-hidden='true'>"
+    return f"{part}{top}</div>{PROGRESS}{part}{bottom}</div>"
+
+
+def style() -> str:
+    """The previews' stylesheet, once in the page for every preview."""
+    return f"<style>{SNAP_CSS}</style>"
+
+
+def state_name(lang: str, mode: str, t: int) -> str:
+    """The file name of one preview, as the page's loader builds it (static/loader.js)."""
+    return f"{lang}-{mode}-{t}.html"
+
+
+def render_states(make_view, lang: str):
+    """Every state a URL can ask for with the default seed and top-p, in one language: each mode at
+    each position, stepped as the page steps. Yields (state_name, html); then the text's grid
+    image as ("grid", png bytes). make_view(query) -> a fresh Explorable."""
+    window = None
+    for mode in MODES:
+        view = make_view(f"?lang={lang}&mode={mode}")
+        ex = view.ex
+        while True:
+            yield state_name(lang, mode, ex.t), render(view)
+            if ex.full:
+                break
+            view.session.step()
+        window = window or list(ex.ids)
+        if list(ex.ids) != window:
+            raise RuntimeError(f"the {mode} mode wrote another text than the cache mode: one grid image per "
+                               "text cannot show both")
+    yield "grid", grid_image(ex)

@@ -16,6 +16,10 @@ GREEN = "#009E73"       # with the cache (Okabe-Ito bluish green)
 GREY = "#6f6f6f"        # without it
 INK = "#1a1a1a"
 HIGHLIGHT = "#F0E442"   # the current token (Okabe-Ito yellow)
+ORANGE = "#E69F00"      # the speculative draft's (Okabe-Ito orange)
+BLUE = "#0072B2"        # the mini-GPT's check (Okabe-Ito blue)
+SKY = "#56B4E9"         # Okabe-Ito sky blue
+VERMILLION = "#D55E00"  # rejected, cut off (Okabe-Ito vermillion)
 CELL_PALETTE = list(reversed(PuOr11))   # the cache's numbers: orange positive, purple negative
 
 PALETTE_CSS = f":host, .kv-snap {{ --green: {GREEN}; --grey: {GREY}; --ink: {INK}; --highlight: {HIGHLIGHT}; }}\n"

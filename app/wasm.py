@@ -10,7 +10,6 @@ In the Web Worker, once the app archive is on sys.path:
     docs_json, render_items, root_ids = await wasm.start(query)   # the page embeds these
                                        # (= wasm.build_app(query), then await wasm.document())
     wasm.link(send_patch)              # once the page has rendered the document
-    wasm.set_location(location_json)   # window.location, as JSON
     wasm.apply_patch(patch)            # each change the reader makes on the page
     wasm.source_modules(names_json)    # diagnostics for the tests
 
@@ -96,18 +95,6 @@ def apply_patch(patch) -> None:
     from panel.io.pyodide import _convert_json_patch
     from panel.io.state import state
     state.curdoc.apply_json_patch(_convert_json_patch(patch), setter=SETTER)
-
-
-def set_location(location_json: str) -> None:
-    """Give Panel the page's address (window.location as JSON), as Panel's own worker does:
-    pn.state.location is read-only for apps, so it is written under edit_readonly."""
-    from panel.io.state import state
-    from panel.util import edit_readonly
-    if not state.location:
-        return
-    location = json.loads(location_json)
-    with edit_readonly(state.location):
-        state.location.param.update({k: v for k, v in location.items() if k in state.location.param})
 
 
 def source_modules(names_json: str) -> str:

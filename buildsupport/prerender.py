@@ -3,13 +3,15 @@ PANEL_CDN_ROOT when it is imported), while the build fetches and compiles.
 
     python -m buildsupport.prerender OUT.json
 
-writes, per language of app/i18n.py, the first paint (app/snapshot.py's HTML of the initial
-state), and the page scripts and stylesheets the app's models need, the Pyodide version Panel
-pins, the panel and bokeh versions and the modules CPython imported (the fallback when the
-Pyodide trace cannot run).
+writes, per language of app/i18n.py, the first paint (app/snapshot.py's HTML of every state a
+URL can ask for with the default seed and top-p, and the text's grid image), the URL's rules for
+the page's shell (app/settings.py), the page scripts and stylesheets the app's models need, the
+Pyodide version Panel pins, the panel and bokeh versions and the modules CPython imported (the
+fallback when the Pyodide trace cannot run).
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -34,17 +36,33 @@ def prerender() -> dict:
     import panel
 
     from app.i18n import DEFAULT_LANG, LANGS
-    from app.snapshot import render
+    from app.main import create_view
     from app.wasm import prerender as prerender_view
     from app.wasm import pyodide_version
     out = {"pyodide_version": pyodide_version(), "panel_version": panel.__version__,
-           "bokeh_version": bokeh.__version__, "docs": {}, "js": [], "css": [], "default_lang": DEFAULT_LANG}
+           "bokeh_version": bokeh.__version__, "js": [], "css": [], "default_lang": DEFAULT_LANG, "langs": list(LANGS),
+           **previews(LANGS, create_view)}
     for lang in LANGS:
-        view, js, css = prerender_view(f"?lang={lang}")
-        out["docs"][lang] = {"html": render(view)}
+        _view, js, css = prerender_view(f"?lang={lang}")
         add_new(out["js"], SCRIPT.findall(js))
         add_new(out["css"], STYLESHEET.findall(css))
     out["modules"] = sorted(sys.modules)
+    return out
+
+
+def previews(langs, create_view) -> dict:
+    """The first paint of every state a URL can ask for (app/snapshot.py), the grid image they share,
+    what the build fills in, and the URL's rules the page's shell reads them by (app/settings.py)."""
+    from app.main import load_model, settings_for
+    from app.snapshot import GRID_URL, PROGRESS, render_states, style
+    out = {"states": {}, "snapshot_style": style(), "grid_placeholder": GRID_URL, "progress_marker": PROGRESS,
+           "query": settings_for(None, load_model()).url_rules()}
+    for lang in langs:
+        for name, data in render_states(create_view, lang):
+            if name == "grid":
+                out["grid"] = base64.b64encode(data).decode()
+            else:
+                out["states"][name] = data
     return out
 
 

@@ -3,6 +3,7 @@ compiles the page's modules to its bytecode and traces which ones the page impor
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -53,7 +54,8 @@ def trace_key(inputs, packages: list[Package], app_src: Path) -> str:
 def trace_imports(inputs, runtime: Runtime, packages: list[Package], app_src: Path,
                   queries: list[str]) -> list[str] | None:
     """Modules the page's start-up imports in Pyodide (in_pyodide/trace_imports.py), cached; None
-    (with a warning) if it cannot run: the build then compiles what CPython imported."""
+    (with a warning) if it cannot run: the build then compiles what CPython imported. With
+    KV_EXPLORABLE_STRICT_TRACE set (the tests set it), a trace that fails fails the build."""
     cached = inputs.derived / "trace" / f"{trace_key(inputs, packages, app_src)}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
@@ -70,6 +72,8 @@ def trace_imports(inputs, runtime: Runtime, packages: list[Package], app_src: Pa
             out = run_in_pyodide(runtime, work, "in_pyodide.trace_imports", "trace", json.dumps(queries),
                                  trees, PAGE_ENV)
         except BuildError as e:
+            if os.environ.get("KV_EXPLORABLE_STRICT_TRACE"):      # the tests: a broken trace is a failure
+                raise
             log(f"warning: tracing the page's imports failed; compiling what CPython imports instead:\n{e}")
             return None
     modules = json.loads(out)

@@ -3,6 +3,7 @@
 static/loader.js reads from index.html."""
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import re
@@ -29,7 +30,7 @@ class Site:
     files: dict[str, bytes | Path] = field(default_factory=dict)
     config: dict = field(default_factory=dict)
     preloads: list[str] = field(default_factory=list)
-    inline_snapshot: str = ""
+    inline_snapshot: tuple[str, str] = ("", "")         # the default state's preview, around the progress
 
     def add(self, rel: str, data: bytes | Path) -> str:
         self.files[rel] = data
@@ -100,13 +101,21 @@ def add_page_scripts(site: Site, pre: dict) -> None:
 
 
 def add_snapshots(site: Site, pre: dict) -> None:
-    """First paint: each language's HTML snapshot (app/snapshot.py); the default one is also
-    written into index.html (it shows before any script runs), the others are fetched."""
-    site.config["snapshots"] = {
-        lang: site.add_hashed("assets", f"snapshot-{lang}.html", site.rewrite(doc["html"]).encode())
-        for lang, doc in pre["docs"].items()}
-    site.config["defaultLang"] = site.config["inlineSnapshot"] = pre["default_lang"]
-    site.inline_snapshot = site.rewrite(pre["docs"][pre["default_lang"]]["html"])
+    """First paint: the HTML preview (app/snapshot.py) of every state a URL can ask for with the
+    default seed and top-p (language, mode, t), in one folder named by their hash, and the grid image
+    they share; the default state's is also written into index.html (it shows before any script
+    runs), static/loader.js fetches the one a URL asks for. The URL's rules go with them."""
+    grid = site.add_hashed("assets", "grid.png", base64.b64decode(pre["grid"]))
+    states = {name: site.rewrite(doc).replace(pre["grid_placeholder"], grid)
+              for name, doc in sorted(pre["states"].items())}
+    folder = "assets/states-" + sha256_bytes(json.dumps(states).encode())[:10] + "/"
+    for name, doc in states.items():
+        site.add(folder + name, doc.encode())
+    inline = f"{pre['default_lang']}-cache-{pre['query']['params']['t']['bounds'][0]}"
+    site.config.update(states=folder, defaultLang=pre["default_lang"], inlineState=inline,
+                       progressMarker=pre["progress_marker"], query=pre["query"])
+    top, bottom = states[inline + ".html"].split(pre["progress_marker"])
+    site.inline_snapshot = (pre["snapshot_style"] + top, bottom)
 
 
 def add_runtime(site: Site, runtime: Runtime, derived: Derived, version: str, cdn: str | None) -> None:
@@ -197,9 +206,10 @@ def add_pages(site: Site) -> None:
     the page scripts; the worker, loader, stylesheet and icon; embed.html and _headers as they are."""
     site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/")
     fills = {"{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
-             "{{LOADER}}": add_static(site, "loader.js"), "{{CSS}}": add_static(site, "style.css"),
-             "{{ICON}}": add_static(site, "favicon.svg"), "{{PAGE_SCRIPTS}}": "\n".join(site.preloads),
-             "{{SNAPSHOT}}": site.inline_snapshot, "{{SNAPSHOT_LANG}}": site.config["defaultLang"]}
+             "{{LOADER}}": add_static(site, "loader.js"), "{{URLQUERY}}": add_static(site, "urlquery.js"),
+             "{{CSS}}": add_static(site, "style.css"), "{{ICON}}": add_static(site, "favicon.svg"),
+             "{{PAGE_SCRIPTS}}": "\n".join(site.preloads), "{{SNAPSHOT_STATE}}": site.config["inlineState"],
+             "{{SNAPSHOT_TOP}}": site.inline_snapshot[0], "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1]}
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     for marker, value in fills.items():
         html = html.replace(marker, value)

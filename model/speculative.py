@@ -138,21 +138,52 @@ class Speculative:
         self.counts.target_rows += len(rows)
         return np.array([self.dist(z) for z in logits[-(len(drafts) + bonus):]])
 
-    def round(self, k: int) -> list[int]:
-        """One round with up to k drafts (see the module's doc) -> the tokens it wrote."""
+    def begin(self, k: int) -> "Round":
+        """Phase 1: the draft proposes up to k tokens (see the module's doc)."""
         n, n_ctx = len(self.ids), self.target.config.n_ctx
         position_rows(self.target.params["wpe"], [n])      # the next token's position: IndexError past n_ctx
         k = max(0, min(k, n_ctx - n))                       # drafts at positions n+1..n+k <= n_ctx
         drafts, q = self.propose(k) if k else ([], np.zeros((0, 1)))
-        p = self.check(drafts, bonus=n + k < n_ctx)
-        accepted, nxt = verify(p, q, drafts, self.rng)
-        new = drafts[:accepted] + ([] if nxt is None else [nxt])
+        return Round(n, k, drafts, q, bonus=n + k < n_ctx)
+
+    def check_round(self, r: "Round") -> None:
+        """Phase 2: the mini-GPT's one pass over the last token and the drafts."""
+        r.p = self.check(r.drafts, r.bonus)
+
+    def decide(self, r: "Round") -> list[int]:
+        """Phase 3: the acceptance rule, the new tokens, and the rejected rows cut off both caches.
+        -> the tokens the round wrote."""
+        r.accepted, r.next = verify(r.p, r.q, r.drafts, self.rng)
+        new = r.new
         self.ids += new
         self.target_cache.truncate(len(self.ids) - 1)
         self.draft_cache.truncate(min(len(self.draft_cache), len(self.ids) - 1))
-        self.counts.add(k, accepted, len(new))
+        self.counts.add(r.k, r.accepted, len(new))
         return new
 
+    def round(self, k: int) -> list[int]:
+        """One round with up to k drafts, its three phases at once -> the tokens it wrote."""
+        r = self.begin(k)
+        self.check_round(r)
+        return self.decide(r)
+
+
+@dataclass
+class Round:
+    """One round as it goes: what the draft proposed (phase 1), the mini-GPT's distributions
+    (phase 2), how many drafts it kept and the token it drew after them (phase 3)."""
+    n: int                              # tokens in the text when the round began
+    k: int                              # drafts proposed (k capped at the window)
+    drafts: list[int]
+    q: np.ndarray                       # (k, V) the draft's distributions
+    bonus: bool                         # whether the check has a row for a bonus token
+    p: np.ndarray | None = None         # (k + bonus, V) the mini-GPT's
+    accepted: int | None = None
+    next: int | None = None             # drawn from the residual at the rejection, or the bonus
+
+    @property
+    def new(self) -> list[int]:
+        return self.drafts[:self.accepted] + ([] if self.next is None else [self.next])
 
 def speculative_generate(target, draft, prompt: str, n_new: int, k: int = 4, seed: int = 0,
                          temperature: float = 1.0, top_k: int | None = None,

@@ -90,17 +90,39 @@ class Comparison:
     samples: int
 
 
+def interleaved(fns, samples: int = 7, min_seconds: float = 0.002) -> list[list[float]]:
+    """Time each of fns in `samples` rounds, every round one batch of each in turn (the same
+    conditions for all), each batch at least min_seconds long: seconds per call, per fn, per round."""
+    calls = [calls_for(f, min_seconds) for f in fns]
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(samples):
+        for f, n, out in zip(fns, calls, times):
+            out.append(per_call(f, n))
+    return times
+
+
 def compare(fa, fb, samples: int = 7, min_seconds: float = 0.002) -> Comparison:
     """Time fa and fb in `samples` interleaved batches, each at least min_seconds long."""
-    na, nb = calls_for(fa, min_seconds), calls_for(fb, min_seconds)
-    a, b = [], []
-    for _ in range(samples):
-        a.append(per_call(fa, na))
-        b.append(per_call(fb, nb))
+    return comparison(*interleaved([fa, fb], samples, min_seconds))
+
+
+def comparison(a: list[float], b: list[float]) -> Comparison:
+    """Interleaved samples of two ways (seconds per call) -> their medians and the per-sample ratios b / a."""
     ratios = sorted(y / x for x, y in zip(a, b))
     return Comparison(statistics.median(a), statistics.median(b), statistics.median(ratios), ratios[0],
-                      ratios[-1], samples)
+                      ratios[-1], len(a))
 
+
+def compare_over(fa, fb, args, min_seconds: float = 0.002) -> tuple[Comparison, list]:
+    """Like `compare`, one interleaved sample per argument: fa(x), then fb(x), each timed (`timed`).
+    Returns the comparison and fa's results."""
+    a, b, results = [], [], []
+    for x in args:
+        result, seconds = timed(lambda: fa(x), min_seconds)
+        results.append(result)
+        a.append(seconds)
+        b.append(timed(lambda: fb(x), min_seconds)[1])
+    return comparison(a, b), results
 
 def window_ids(gpt, prompt: str = "La Nela", seed: int = 0, top_p: float = 0.9) -> list[int]:
     """The explorable's text: the prompt and sampled tokens up to a full window."""

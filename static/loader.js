@@ -1,26 +1,34 @@
 /* Page loader (main thread).
  *
- * 1. At once: start the Pyodide worker. The explorable's initial state is
- *    already on the page as plain HTML (index.html carries the default
- *    language's snapshot); another language's snapshot is fetched and swapped in.
- * 2. The reader sees the initial state while Python boots.
- * 3. Show the loading stage (runtime, packages, app) in a progress bar; on a
+ * 1. At once: read the URL (static/urlquery.js, the app's own rules) and start
+ *    the Pyodide worker. The URL's state is already on the page as plain HTML:
+ *    index.html carries the default state's preview, the build prerendered every
+ *    other state a URL can ask for (language, mode, t) and the right one is
+ *    fetched and swapped in before it shows (no preview of another state first).
+ * 2. The reader sees that state while Python boots; embed=1 hides the title.
+ * 3. Show the loading stage (runtime, packages, app) in a progress bar between
+ *    the preview's controls and its figure, where the reader is looking; on a
  *    failure show what failed and a retry button.
  * 4. When the worker sends the live document: render it, drop the snapshot,
  *    link both documents (same protocol as Panel's pyodide-worker handler)
  *    and mark <body data-ready="true">.
  *
+ * In an iframe it posts the content's height to the parent page whenever it
+ * changes, growing and shrinking (docs/embedding.md).
+ *
  * Test hooks: body[data-stage], body[data-ready], body[data-error],
- * #kv-error, performance marks "kv-first-paint" and "kv-ready", window.kv.
+ * #kv-error, #kv-snapshot[data-state], performance marks "kv-first-paint"
+ * and "kv-ready", window.kv.
  */
 (function () {
   "use strict";
 
   const cfg = JSON.parse(document.getElementById("kv-config").textContent);
   const abs = (u) => new URL(u, document.baseURI).href;
-  const params = new URLSearchParams(location.search);
-  const asked = (params.get("lang") || "").toLowerCase().slice(0, 2);
-  const lang = asked in cfg.snapshots ? asked : cfg.defaultLang in cfg.snapshots ? cfg.defaultLang : "es";
+  const query = window.kvReadQuery(location.search, cfg.query).values;
+  const lang = query.lang;
+  document.documentElement.lang = lang;
+  document.documentElement.classList.toggle("kv-embed", query.embed);
 
   const SHELL_TEXT = {
     es: {
@@ -28,15 +36,16 @@
       packages: "Instalando NumPy, Panel y Bokeh",
       app: "Cargando el modelo y la aplicación",
       ready: "Listo",
-      failed: "No se pudo cargar la página interactiva.",
-      files: "Archivos que fallaron:",
+      failed: "No se ha podido cargar la página interactiva.",
+      files: "Archivos que han fallado:",
       hint: "Comprueba la conexión y vuelve a intentarlo.",
       retry: "Reintentar",
       snapshot: "Vista previa: se vuelve interactiva al terminar la carga.",
+      later: "Vista previa del principio del texto: al terminar la carga, la página avanzará hasta t = {t} con la semilla {seed} y top-p {top_p}.",
       title: "La caché de claves y valores",
-      stopped: "La página interactiva se detuvo.",
+      stopped: "La página interactiva se ha detenido.",
       stoppedHint: "Recarga para seguir: volverás al mismo punto del texto.",
-      pyerror: "Algo falló en la página.",
+      pyerror: "Algo ha fallado en la página.",
       reload: "Recargar",
       dismiss: "Seguir sin recargar",
     },
@@ -46,28 +55,30 @@
       app: "Loading the model and the app",
       ready: "Ready",
       failed: "The interactive page could not be loaded.",
-      files: "Files that failed:",
-      hint: "Check the connection and try again.",
+      files: "Files that failed to load:",
+      hint: "Check your connection and try again.",
       retry: "Retry",
       snapshot: "Preview: it becomes interactive when loading finishes.",
+      later: "Preview of the start of the text: when loading finishes, the page will step to t = {t} with seed {seed} and top-p {top_p}.",
       title: "The key-value cache",
-      stopped: "The interactive page stopped.",
-      stoppedHint: "Reload to go on: you will be back at the same point of the text.",
+      stopped: "The interactive page has stopped.",
+      stoppedHint: "Reload to continue: you will return to the same point in the text.",
       pyerror: "Something went wrong on the page.",
       reload: "Reload",
-      dismiss: "Go on without reloading",
+      dismiss: "Continue without reloading",
     },
     pt: {
-      runtime: "Baixando o Python (Pyodide)",
-      packages: "Instalando NumPy, Panel e Bokeh",
-      app: "Carregando o modelo e o aplicativo",
+      runtime: "A descarregar o Python (Pyodide)",
+      packages: "A instalar o NumPy, o Panel e o Bokeh",
+      app: "A carregar o modelo e a aplicação",
       ready: "Pronto",
-      failed: "Não foi possível carregar a página interativa.",
-      files: "Arquivos que falharam:",
-      hint: "Verifique a conexão e tente novamente.",
+      failed: "Não foi possível carregar a página interactiva.",
+      files: "Ficheiros que falharam:",
+      hint: "Verifique a ligação e tente novamente.",
       retry: "Tentar novamente",
-      snapshot: "Pré-visualização: fica interativa quando o carregamento terminar.",
-      title: "O cache de chaves e valores",
+      snapshot: "Pré-visualização: fica interactiva quando o carregamento terminar.",
+      later: "Pré-visualização do início do texto: quando o carregamento terminar, a página avançará até t = {t} com a semente {seed} e top-p {top_p}.",
+      title: "A cache de chaves e valores",
       stopped: "A página interactiva parou.",
       stoppedHint: "Recarregue para continuar: voltará ao mesmo ponto do texto.",
       pyerror: "Algo correu mal na página.",
@@ -221,9 +232,22 @@
     }
   }
 
-  /* ---------------- snapshot and live document ---------------- */
+  /* ---------------- the preview: the URL's own state ---------------- */
 
-  const snapshotURL = cfg.snapshots[lang];
+  // Every state a URL can ask for with the default seed and top-p was prerendered (language, mode, t).
+  // Another seed or top-p writes another text after the prompt: the preview then shows the prompt and
+  // says where the page will go.
+  function previewState() {
+    const p = cfg.query.params;
+    const prompt = p.t.bounds[0];
+    const t = query.t === null ? prompt : query.t;
+    const sameText = query.seed === p.seed.default && query.top_p === p.top_p.default;
+    const shown = sameText ? t : prompt;
+    return { name: `${lang}-${query.mode}-${shown}`, later: shown === t ? null : t };
+  }
+  const preview = previewState();
+  // The inline preview is another state: hidden until the right one is in place.
+  if (preview.name !== cfg.inlineState) document.documentElement.classList.add("kv-swap");
 
   function markFirstPaint(startTime) {
     if (performance.getEntriesByName("kv-first-paint").length) return;
@@ -231,10 +255,10 @@
     kv.times.firstPaint = (startTime === undefined ? performance.now() : startTime) - t0;
   }
 
-  // The HTML snapshot in index.html paints with the page: its first contentful paint is the mark.
+  // The preview in index.html paints with the page: its first contentful paint is the mark.
   const inlined = () => {
     const holder = document.getElementById("kv-snapshot");
-    return holder && holder.dataset.lang === lang && holder.childElementCount > 0;
+    return holder && holder.dataset.state === preview.name;
   };
   if ("PerformanceObserver" in window) {
     try {
@@ -245,11 +269,30 @@
       }).observe({ type: "paint", buffered: true });
     } catch (e) { /* old browsers: the mark comes at DOMContentLoaded */ }
   }
-  const snapshotFetch = cfg.inlineSnapshot === lang ? null : fetch(abs(snapshotURL)).then((r) => {
-    if (!r.ok) throw new Error(`${snapshotURL}: HTTP ${r.status}`);
+  const previewURL = cfg.states + preview.name + ".html";
+  const snapshotFetch = preview.name === cfg.inlineState ? null : fetch(abs(previewURL)).then((r) => {
+    if (!r.ok) throw new Error(`${previewURL}: HTTP ${r.status}`);
     return r.text();
   });
   if (snapshotFetch) snapshotFetch.catch(() => {});
+
+  // A preview is two parts (title, text and controls; the figures) with the progress card between them.
+  function swapPreview(holder, html) {
+    const parts = holder.querySelectorAll(":scope > .kv-snap");
+    html.split(cfg.progressMarker).forEach((part, i) => {
+      parts[i].insertAdjacentHTML("beforebegin", part);
+      parts[i].remove();
+    });
+    holder.dataset.state = preview.name;
+  }
+
+  function settlePreview(holder) {
+    const speed = holder.querySelector(".speed b");
+    if (speed && query.speed !== cfg.query.params.speed.default) speed.textContent = String(query.speed);
+    $("kv-note").textContent = preview.later === null ? TEXT.snapshot : TEXT.later
+      .replace("{t}", preview.later).replace("{seed}", query.seed).replace("{top_p}", query.top_p);
+    document.documentElement.classList.remove("kv-swap");
+  }
 
   async function renderSnapshot() {
     if (live) return;
@@ -257,13 +300,12 @@
     performance.mark("kv-snapshot-start");
     if (!inlined()) {
       try {
-        holder.innerHTML = await snapshotFetch;
+        swapPreview(holder, await snapshotFetch);
       } catch (e) {
-        console.warn("snapshot unavailable", e);
-        return;
+        console.warn("preview unavailable", e);
       }
-      holder.dataset.lang = lang;
     }
+    settlePreview(holder);
     requestAnimationFrame(() => markFirstPaint());
   }
 
@@ -355,11 +397,15 @@
       return showError({ where: "BokehJS", message: String(e), failures: [] });
     }
     live = true;
+    const main = $("kv-main");
+    main.insertBefore($("kv-loader"), main.firstChild);   // errors after this show at the top
     document.getElementById("kv-snapshot").remove();
     const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);
     jsdoc.on_change(sendChange.bind(null, jsdoc), false);
     worker.postMessage({ type: "rendered" });
-    worker.postMessage({ type: "location", location: JSON.stringify(window.location) });
+    // No "location" message: the app read the URL once, in create_app (app/settings.py). Panel's own
+    // location sync is not used; it would read the query again its own way (and raise on a number of
+    // 100,000 digits).
     setStage("ready");
     document.body.setAttribute("data-ready", "true");
     performance.mark("kv-ready");
@@ -447,12 +493,20 @@
 
   /* ---------------- embedding ---------------- */
 
-  // In an iframe: tell the parent page our height, so it can size the frame to fit (docs/embedding.md).
+  // In an iframe: tell the parent page the content's height whenever it changes, so the frame can fit
+  // it both ways (docs/embedding.md). The content is <main>: the document's own scrollHeight is never
+  // less than the frame, so a frame sized by it could grow but never shrink.
   function reportHeight() {
     if (window.parent === window) return;
-    const send = () => window.parent.postMessage(
-      { type: "kv-explorable:height", height: Math.ceil(document.documentElement.scrollHeight) }, "*");
-    new ResizeObserver(send).observe(document.body);
+    const main = $("kv-main");
+    let sent = 0;
+    const send = () => {
+      const height = Math.ceil(main.getBoundingClientRect().bottom + window.scrollY);
+      if (height === sent) return;
+      sent = height;
+      window.parent.postMessage({ type: "kv-explorable:height", height }, "*");
+    };
+    new ResizeObserver(send).observe(main);
     send();
   }
 
@@ -478,7 +532,6 @@
     $("kv-retry").addEventListener("click", retry);
     $("kv-dismiss").textContent = TEXT.dismiss;
     $("kv-dismiss").addEventListener("click", dismiss);
-    $("kv-note").textContent = TEXT.snapshot;
     if (!failed) setStage(stage);
     reportHeight();
     performance.mark("kv-dom-ready");

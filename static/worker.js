@@ -1,7 +1,8 @@
 /* Web Worker: boots Pyodide, installs the packages listed in the site's own
  * lock file, unpacks the app archive, runs create_app(query) and keeps the
  * Python document in sync with the page (same protocol as Panel's
- * pyodide-worker template: render / rendered / patch / idle / location).
+ * pyodide-worker template: render / rendered / patch / idle; the app reads
+ * the URL once, from the query given at start, so no "location" message).
  *
  * The page sends {type: "start", config} first; every URL in config is
  * absolute (resolved by the page against its own address).
@@ -201,7 +202,5 @@ self.onmessage = async (event) => {
     // (not precompiled).
     const out = wasm.source_modules(JSON.stringify(msg.import || []));
     post({ type: "modules", modules: JSON.parse(out), count: Object.keys(pyodide.loadedPackages).length });
-  } else if (msg.type === "location") {
-    wasm.set_location(msg.location);
   }
 };

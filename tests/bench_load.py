@@ -65,7 +65,7 @@ def kind_of(path: str) -> str:
         return "packages"
     if path.endswith((".js", ".css")) and ("/js/" in path or path.startswith(("panel/", "mirror/"))):
         return "js/css"
-    if "app." in path or "snapshot" in path or "pyodide-lock" in path or path.endswith(".zip"):
+    if "app." in path or "/states-" in path or "grid." in path or "pyodide-lock" in path or path.endswith(".zip"):
         return "app"
     if path.endswith((".css", ".svg", ".woff", ".woff2", ".png")):
         return "js/css"

@@ -217,8 +217,31 @@ def errors(page):
 
 
 def open_card(page, title: str):
-    """Open a collapsed Panel card by its title."""
-    page.get_by_text(title, exact=True).first.click()
+    """Open a section by its title: its disclosure button (app/widgets.py), if it is closed."""
+    from playwright.sync_api import expect
+    button = page.get_by_role("button", name=title, exact=True).first
+    if button.get_attribute("aria-expanded") == "false":
+        button.click()
+    expect(button).to_have_attribute("aria-expanded", "true")
+
+
+def open_all_sections(page) -> int:
+    """Open every closed section of the page (or frame), one after the other; how many were opened."""
+    from playwright.sync_api import expect
+    closed = page.locator("button[aria-expanded=false]")
+    opened = 0
+    while closed.count():
+        button = closed.first
+        name = button.inner_text()
+        button.click()
+        expect(page.get_by_role("button", name=name, exact=True).first).to_have_attribute("aria-expanded", "true")
+        opened += 1
+    return opened
+
+
+def overflow(page_or_frame) -> dict:
+    """What sticks out sideways (tests/js/overflow.js): {pageWidth, viewport, outside, cut}."""
+    return page_or_frame.evaluate((ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8"))
 
 
 def run_and_wait(page, testid: str, button: str, timeout_ms: int = 60000):

@@ -10,9 +10,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import (chromium, chromium_missing, current_t, errors, foreign, open_app, open_card, plain,
+from tests.browser import (chromium_missing, current_t, errors, foreign, open_app, open_card, plain,
                            run_and_wait, shot, text_of, wait_plain, wait_t)
-from tests.servers import app_server
 
 
 def where(app_url: str) -> str:
@@ -22,17 +21,6 @@ def where(app_url: str) -> str:
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 
-@pytest.fixture(scope="module", params=["served", "static"])
-def app_url(request):
-    """The app's URL: Panel's server (`build.py dev`), or the static site."""
-    with app_server(request.param) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 def t_at_least(n: int) -> re.Pattern:

@@ -26,11 +26,6 @@ PYC_MAGIC_313 = bytes.fromhex("f30d0d0a")  # CPython 3.13 (Pyodide 0.29)
 
 
 @pytest.fixture(scope="module")
-def site() -> Path:
-    return site_self_contained()
-
-
-@pytest.fixture(scope="module")
 def cdn() -> Path:
     return site_cdn()
 
@@ -53,10 +48,12 @@ def test_layout_self_contained(site):
     for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm"):
         assert (site / "pyodide" / version / f).is_file(), f
     assert len(list((site / "pyodide" / version).glob("python_stdlib.*.zip"))) == 1
-    for pattern in ("loader.*.js", "worker.*.js", "style.*.css", "app.*.zip", "snapshot-es.*.html", "lazy-modules.*.json",
-                    "snapshot-en.*.html", "pyodide-lock.*.json", "favicon.*.svg", "js/bokeh.*.min.js",
-                    "js/panel.*.min.js"):
+    for pattern in ("loader.*.js", "urlquery.*.js", "worker.*.js", "style.*.css", "app.*.zip", "grid.*.png",
+                    "lazy-modules.*.json", "pyodide-lock.*.json", "favicon.*.svg", "js/bokeh.*.min.js",
+                    "js/panel.*.min.js", "states-*/es-cache-2.html", "states-*/pt-full-64.html"):
         assert len(list((site / "assets").glob(pattern))) == 1, pattern
+    # a preview of every state a URL can ask for: 3 languages, 2 modes, t = 2 ... 64
+    assert len(list((site / "assets").glob("states-*/*.html"))) == 3 * 2 * 63
     wheels = {p.name.split("-")[0] for p in (site / "packages").glob("*/*.whl")}
     assert {"numpy", "pyyaml", "markupsafe", "packaging", "panel", "bokeh", "param"} <= wheels
     assert (site / "panel" / info(site)["panel"] / "dist" / "css" / "markdown.css").is_file()
@@ -95,8 +92,11 @@ def test_self_contained_is_complete_and_hashes_match(site):
 
 
 def test_hashed_names_change_with_content(site):
+    (states,) = (site / "assets").glob("states-*")            # the previews: their folder's name
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(states.glob("*.html"))}
+    assert build.sha256_bytes(json.dumps(texts).encode()).startswith(states.name.split("-")[1])
     for p in (site / "assets").rglob("*"):
-        if p.is_file() and p.suffix not in (".gz", ".zst"):
+        if p.is_file() and p.suffix not in (".gz", ".zst") and p.parent != states:
             m = re.search(r"\.([0-9a-f]{10})\.", p.name)
             assert m, p.name
             assert sha256_file(p).startswith(m.group(1)), p.name
@@ -231,12 +231,17 @@ def test_every_url_is_relative_or_the_cdn(kind, request):
         else:
             bad += [(f.name, u) for u in absolute_urls(text) if not u.startswith(allowed)]
     assert not bad, bad
-    # the first paint is plain HTML: the default language's snapshot is in index.html itself,
-    # the same as its file, with the initial state (t = 2, the grid's computed columns, the totals)
+    # the first paint is plain HTML: the default state's preview is in index.html itself, the same as
+    # its file (around the loading progress), with the initial state (t = 2, the prompt's two columns
+    # computed in one pass, the totals) and the grid image's address
     page = (dist / "index.html").read_text()
-    snap = next((dist / "assets").glob("snapshot-es.*.html")).read_text()
-    assert snap in page and SENTINEL_CDN not in snap and "<script" not in snap
-    assert "t = 2 / 64" in snap and snap.count("class='cell now'") == 8 and "262\u202f912" in snap
+    snap = next((dist / "assets").glob("states-*/es-cache-2.html")).read_text()
+    grid = next((dist / "assets").glob("grid.*.png")).name
+    top, bottom = snap.split("<!--kv-progress-->")
+    assert top in page and bottom in page and page.index(top) < page.index('id="kv-loader"') < page.index(bottom)
+    assert SENTINEL_CDN not in snap and "<script" not in snap and f"url(assets/{grid})" in snap
+    assert "t = 2 / 64" in snap and snap.count("class='now' style='left:0.000%;width:3.125%'") == 4
+    assert "262\u202f912" in snap
 
 
 # ---------------------------------------------------------------- cache checks and failures
@@ -396,7 +401,7 @@ def test_server_sends_wasm_mime_type(site):
 
 def test_embed_example(site):
     html = (site / "embed.html").read_text()
-    assert "<iframe" in html and 'src="./index.html?lang=es"' in html
+    assert "<iframe" in html and 'src="./index.html?lang=es&embed=1"' in html
     assert 'sandbox="allow-scripts allow-same-origin' in html
 
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.browser import PageFailed, chromium, chromium_missing, current_t, open_page, serve, wait_ready, wait_t
+from tests.browser import PageFailed, chromium_missing, current_t, open_page, serve, wait_ready, wait_t
 from tests.site_fixtures import site_self_contained
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
@@ -21,11 +21,6 @@ def site_url():
     with serve(site_self_contained()) as base:
         yield base + "index.html"
 
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 @pytest.mark.parametrize("pattern, name", [
@@ -53,7 +48,7 @@ def test_a_missing_file_is_named_and_retry_works(browser, site_url, pattern, nam
     box = page.locator("#kv-error")
     assert box.is_visible() and page.locator("#kv-loader").is_visible()
     assert name in page.locator("#kv-error-files").inner_text()
-    assert "No se pudo cargar" in box.inner_text()
+    assert "No se ha podido cargar" in box.inner_text()
     broken["on"] = False
     page.get_by_role("button", name="Reintentar").click()
     page.wait_for_function("document.body.dataset.ready === 'true'", timeout=90000)
@@ -73,7 +68,7 @@ def test_a_worker_that_dies_after_start_is_reported_and_reload_keeps_the_place(b
     page.evaluate("window.kv.worker.dispatchEvent(new ErrorEvent('error', {message: 'out of memory'}))")
     box = page.locator("#kv-error")
     box.wait_for()
-    assert "La página interactiva se detuvo" in box.inner_text() and "out of memory" in box.inner_text()
+    assert "La página interactiva se ha detenido" in box.inner_text() and "out of memory" in box.inner_text()
     page.get_by_role("button", name="Recargar").click()
     page.wait_for_url(re.compile(r"t=5"))
     wait_ready(page)
@@ -88,7 +83,7 @@ def test_a_failed_callback_is_shown_and_the_page_goes_on(browser, site_url):
                   "model: {id: 'no-such-model'}, attr: 'x', new: 1}]}})")
     box = page.locator("#kv-error")
     box.wait_for()
-    assert "Algo falló" in box.inner_text()
+    assert "Algo ha fallado" in box.inner_text()
     page.get_by_role("button", name="Seguir sin recargar").click()
     box.wait_for(state="hidden")
     page.get_by_role("button", name="Avanzar").click()

@@ -186,7 +186,7 @@ def test_challenge_through_the_view():
     quiz.head.value = 3
     quiz.block.value = 1
     quiz.check()
-    assert "right" in quiz.result.object and "position 20, block 2, head 4" in quiz.result.object
+    assert "right" in quiz.result.object and "position 20, layer 2, head 4" in quiz.result.object
     quiz.editor.value = "def attention(q, K, V):\n    return K @ V\n"
     quiz.check()
     assert "ValueError" in quiz.result.object and "Line 2" in quiz.result.object

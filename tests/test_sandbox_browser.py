@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import LIMIT_S
-from tests.browser import (chromium, chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain,
+from tests.browser import (chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain,
                            wait_t)
-from tests.servers import app_server, panel_dev
+from tests.servers import panel_dev
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -42,19 +42,10 @@ CASES = [
     ("x = [0] * 10**9\n", {"error"}),
     ("x = []\nwhile True:\n    x.append(' ' * 10**6)\n", {"error", "stopped"}),
     ("import js\njs.fetch('http://127.0.0.1:9/')\n", {"problem"}),
+    # modules the static site ships apart (fetched on first import, as in the app's worker)
+    ("import statistics, fractions, decimal\ndef atencion(q, K, V):\n    return q * statistics.mean([1, 1])\n",
+     {"wrong"}),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module", params=["served", "static"])
-def app_url(request):
-    with app_server(request.param) as url:
-        yield url
 
 
 def weights(page) -> str:

@@ -9,22 +9,12 @@ import json
 import pytest
 
 import build
-from tests.browser import (PageFailed, chromium, chromium_missing, foreign, open_page, serve, wait_for_text,
+from tests.browser import (PageFailed, chromium_missing, foreign, open_page, serve, wait_for_text,
                            wait_ready, wait_t)
-from tests.site_fixtures import site_self_contained
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
 
-@pytest.fixture(scope="module")
-def site():
-    return site_self_contained()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 STAGES = """
@@ -57,7 +47,7 @@ def test_snapshot_then_live_app_offline(site, browser):
         assert page.evaluate("document.body.dataset.pyerror") is None
         assert foreign(requests) == [], foreign(requests)
         assert any("/packages/" in u and "numpy" in u for u in requests)
-        assert not [u for u in requests if "/snapshot-" in u]     # Spanish, the default: inline in the page
+        assert not [u for u in requests if "/states-" in u]       # the default state: inline in the page
 
 
 def test_lazy_modules_load_on_first_import(site, browser):
@@ -101,15 +91,47 @@ def test_page_runs_the_real_nh3(site, browser):
 
 @pytest.mark.parametrize("lang", ["en", "pt"])
 def test_snapshot_and_app_in_the_url_language(site, browser, lang):
-    if not list((site / "assets").glob(f"snapshot-{lang}.*.html")):
+    if not list((site / "assets").glob(f"states-*/{lang}-cache-2.html")):
         pytest.skip(f"the app declares no '{lang}' (app/i18n.py LANGS)")
     with serve(site) as url:
         page, requests = open_page(browser, url + f"index.html?lang={lang}")
         wait_ready(page)
         assert page.evaluate("document.documentElement.lang") == lang
-        snapshots = [u for u in requests if "/snapshot-" in u]
-        assert len(snapshots) == 1 and f"snapshot-{lang}." in snapshots[0]
+        snapshots = [u for u in requests if "/states-" in u]
+        assert len(snapshots) == 1 and snapshots[0].endswith(f"/{lang}-cache-2.html")
         assert foreign(requests) == []
+
+
+STATE_SEEN = """
+  window.__seen = [];
+  new MutationObserver(() => {
+    const holder = document.getElementById('kv-snapshot');
+    const state = holder && !document.documentElement.classList.contains('kv-swap') ? holder.dataset.state : null;
+    const pos = holder && holder.querySelector('.tpos');
+    const shown = state && pos ? state + ' ' + pos.textContent : null;
+    if (shown && window.__seen[window.__seen.length - 1] !== shown) window.__seen.push(shown);
+  }).observe(document, {childList: true, subtree: true, attributes: true});
+"""
+
+
+@pytest.mark.parametrize("query, state, later", [
+    ("?t=64&mode=full&lang=en", "en-full-64 t = 64 / 64", None),
+    ("?t=40&seed=3", "es-cache-2 t = 2 / 64", "t = 40"),
+])
+def test_the_first_paint_is_the_urls_state(site, browser, query, state, later):
+    """A URL's state is its preview, from the first paint: never another state first, then a jump.
+    With another seed the text is another: the preview says where the page will go."""
+    with serve(site) as url:
+        context = browser.new_context(viewport={"width": 360, "height": 740})
+        context.add_init_script(STATE_SEEN)
+        page, _ = open_page(browser, url + "index.html" + query, context=context)
+        page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
+        assert page.evaluate("window.__seen") == [state]
+        note = page.locator("#kv-note").inner_text()
+        assert (later in note) if later else "t =" not in note, note
+        wait_ready(page)
+        assert page.evaluate("window.__seen") == [state]
+        context.close()
 
 
 def test_page_works_under_csp(site, browser):
@@ -161,9 +183,10 @@ def test_embed_iframe(site, browser):
         page, requests = open_page(browser, url + "embed.html")
         frame = page.frame_locator("iframe")
         frame.locator("body[data-ready='true']").wait_for(timeout=90000)
-        # the frame is sized to the explorable's height (postMessage from the page)
-        page.wait_for_function("document.querySelector('iframe').getBoundingClientRect().height > 900")
-        inner = frame.locator("html").evaluate("(el) => el.scrollHeight")
-        outer = page.evaluate("document.querySelector('iframe').getBoundingClientRect().height")
-        assert abs(inner - outer) < 40, (inner, outer)
+        # the frame is sized to the explorable's content (postMessage from the page), not to its
+        # own 2000 px: at 1280 px the content is shorter
+        inner = frame.locator("#kv-main").evaluate("(el) => Math.ceil(el.getBoundingClientRect().bottom)")
+        page.wait_for_function("(h) => Math.abs(document.querySelector('iframe').getBoundingClientRect().height - h)"
+                               " < 40", arg=inner)
+        assert inner < 2000 and frame.locator("h1").first.is_hidden()      # embed=1: no title
         assert foreign(requests) == []

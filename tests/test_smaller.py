@@ -3,7 +3,6 @@ comparison of every combination, without a browser."""
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from app import smaller

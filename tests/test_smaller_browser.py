@@ -7,24 +7,13 @@ import re
 
 import pytest
 
-from tests.browser import chromium, chromium_missing, errors, open_app, open_card, plain, text_of, wait_t
-from tests.servers import app_server
+from tests.browser import chromium_missing, errors, open_app, open_card, plain, text_of, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 SECTION = "Más allá de la lección: una caché más pequeña"
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module", params=["served", "static"])
-def app_url(request):
-    with app_server(request.param) as url:
-        yield url
 
 
 def test_switch_at_40_then_on_to_65(browser, app_url):

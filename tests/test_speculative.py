@@ -115,3 +115,19 @@ def test_draft_must_share_the_vocabulary(gpt):
     other = MiniGPT.random(Config(vocab_size=300, n_layers=1))
     with pytest.raises(ValueError, match="share the mini-GPT's tokenizer"):
         Speculative(gpt, other, [1, 2])
+
+
+def test_a_round_in_its_three_phases_is_the_same_round(gpt, draft):
+    """begin (the draft proposes), check_round (the mini-GPT's one pass), decide (the rule and the cut):
+    what the page shows one at a time writes what round() writes, each phase touching its own cache."""
+    whole, phased = (Speculative(gpt, draft, gpt.tokenizer.encode("La Nela"), seed=4) for _ in range(2))
+    for k in (3, 5, 1, 8, 2):
+        target, drafted = len(phased.target_cache), len(phased.draft_cache)
+        r = phased.begin(k)
+        assert len(phased.target_cache) == target and len(phased.draft_cache) > drafted and r.p is None
+        phased.check_round(r)
+        assert len(phased.target_cache) == len(phased.ids) + r.k and r.accepted is None
+        assert phased.decide(r) == whole.round(k) == r.new
+        assert phased.ids == whole.ids and phased.counts == whole.counts
+        assert kv_difference(phased.target_cache, whole.target_cache) == 0.0
+        assert kv_difference(phased.draft_cache, whole.draft_cache) == 0.0

@@ -7,22 +7,10 @@ import io
 
 import pytest
 
-from tests.browser import chromium, chromium_missing, open_app, open_card, wait_t
-from tests.servers import app_server
+from tests.browser import chromium_missing, open_app, open_card, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module", params=["served", "static"])
-def app_url(request):
-    with app_server(request.param) as url:
-        yield url
 
 
 def pixels(locator):

@@ -4,7 +4,7 @@ configuration: another n_ctx, another page."""
 import numpy as np
 import pytest
 
-from app.figures import grid_rows
+from app.figures import cell_style, grid_rows
 from app.main import create_view
 from app.settings import Settings
 
@@ -29,7 +29,13 @@ def assert_in_sync(v):
     assert not np.any(bars.data["c"][ex.t:])
     measured = sorted(p for p, m in ex.measures.items() if m.cached_s is not None)
     assert list(v.clock.points.data["pos"]) == measured
-    assert list(grid.marks.data["x"]) == list(np.flatnonzero(states == 2) + 1)
+    computed = list(np.flatnonzero(states == 2) + 1)
+    single = len(computed) == 1          # one column outlined and marked; several: one outline per row
+    assert [cells["width"][i * n + p] for i in range(len(rows)) for p in range(n)] == \
+        [cell_style(states[p], single)[1] for _ in rows for p in range(n)]
+    assert list(grid.marks.data["x"]) == (computed if single else [])
+    assert list(grid.block.data["w"]) == ([] if single else [float(len(computed))] * len(rows))
+    assert computed == (list(range(1, ex.t + 1)) if ex.mode == "full" or ex.t <= ex.n_prompt else [ex.t])
     assert f"t = {ex.t} / {n}" in v.text.layout.object
     reads = v.reads.image.data["image"][0]                    # the newest query's weights (last row: the top)
     assert np.allclose(reads[-1, :ex.t], ex.reads[0][0]) and np.isnan(reads[:, ex.t:]).all()
@@ -59,7 +65,7 @@ def test_in_sync_through_the_error_and_a_new_language():
     v.session.settings.lang = "pt"
     assert_in_sync(v)
     assert v.controls.step_button.name == "Avançar"
-    assert "Avançar" in v.a11y.help_text or v.a11y.help_text
+    assert v.a11y.lang == "pt" and "avança" in v.advanced.keys.object    # <html lang>, the keyboard's help
     v.controls.do("reset")
     assert not v.error.layout.visible
     assert_in_sync(v)
@@ -94,19 +100,66 @@ def test_share_link_reproduces_the_state():
 
 
 def test_html_snapshot_draws_the_state():
-    from app.snapshot import render
+    from app.snapshot import PROGRESS, render
     v = create_view("?lang=en&mode=full&t=10")
     html = render(v)
     assert "t = 10 / 64" in html and "<script" not in html
-    assert html.count("class='cell now'") == 4 * 10          # without the cache every column is computed
+    top, bottom = html.split(PROGRESS)                        # the loading progress goes between them
+    assert "Step" in top and "K, layer 1" in bottom and top.count("aria-hidden='true'") == 1
+    # without the cache every column is computed: one outline per row around all ten, one line over them
+    assert html.count("class='now' style='left:0.000%;width:15.625%'") == 4
+    assert html.count("class='bracket'") == 1 and html.count("class='mark'") == 0
     assert html.count("class='cell future'") == 4             # one hatched band per row
     assert html.count("class='bar full'") == 10               # the grey ramp, mode=full shows it at once
     assert html.count("class='bar cached'") == 2 * 10          # the green bars, and again in the strip
-    assert "Step" in html and "K, layer 1" in html
     v.controls.do("toggle")
-    assert render(v).count("class='cell now'") == 4           # with the cache: only the new column
+    cached = render(v)                                         # with the cache: only the new column
+    assert cached.count("class='now' style='left:14.062%;width:1.562%'") == 4 and cached.count("class='mark'") == 1
     cached = render(create_view("?lang=es&t=10"))
     assert cached.count("class='bar full'") == 0 and cached.count("class='bar cached'") == 10
+
+
+def png_pixels(data: bytes) -> np.ndarray:
+    """The palette indices of an 8-bit palette PNG without interlacing (what app/png.py writes)."""
+    import struct
+    import zlib
+    pos, chunks = 8, {}
+    while pos < len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunks[kind] = chunks.get(kind, b"") + data[pos + 8:pos + 8 + size]
+        pos += size + 12
+    width, height = struct.unpack(">II", chunks[b"IHDR"][:8])
+    raw = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), dtype=np.uint8).reshape(height, width + 1)
+    assert not raw[:, 0].any()                                 # filter 0 on every row
+    return raw[:, 1:]
+
+
+def test_the_grid_image_is_the_grid():
+    """The preview's grid image: one column per position, each row's vectors over its scale, first
+    number at the bottom, in the live grid's palette steps."""
+    from app.snapshot import color_indices, grid_image
+    v = create_view("?t=64")
+    ex, d = v.ex, v.ex.cfg.d_model
+    pixels = png_pixels(grid_image(ex))
+    assert pixels.shape == (len(grid_rows(ex.cfg)) * d, 64)
+    for i, (block, kind) in enumerate(grid_rows(ex.cfg)):
+        band = pixels[i * d:(i + 1) * d][::-1]
+        assert np.array_equal(band, color_indices(ex.vectors(block, kind).T / ex.kv_scale[block, kind]))
+
+
+def test_every_state_a_url_asks_for_is_prerendered_as_the_page_starts():
+    """The previews (stepped once through the window) are the page a URL opens, but for the clock,
+    which the reader's browser measures after the page is live."""
+    from app.snapshot import render, render_states
+    states = dict(render_states(create_view, "pt"))
+    assert len(states) == 2 * 63 + 1 and isinstance(states.pop("grid"), bytes)
+    for query, name in (("?lang=pt&t=40", "pt-cache-40.html"), ("?lang=pt&mode=full&t=64", "pt-full-64.html"),
+                        ("?lang=pt&mode=sin", "pt-full-2.html")):
+        v = create_view(query)
+        if v.ex.t in v.ex.measures:
+            v.ex.measures[v.ex.t].clock = None           # not measured yet: what the preview shows
+        v.readouts.redraw()
+        assert render(v) == states[name], query
 
 
 def test_the_grey_ramp_waits_for_the_first_switch():
@@ -184,6 +237,33 @@ def test_animating_and_resetting_leaks_nothing():
         assert not controls.timer().running and v.ex.t == 2
 
 
+def test_tokens_read_as_text():
+    """A token box holds its text with each space a real space drawn as a dot; newlines show as ⏎ at
+    the end of their line; one breaks the line, two or more end the paragraph (no line left holding a
+    lone ⏎)."""
+    from app.parts import line_break, token_html
+    assert token_html(" de") == "<span class='sp'> </span>de" and token_html(" ") == "<span class='sp'> </span>"
+    assert token_html("\n") == "⏎" and token_html("<a>") == "&lt;a&gt;"
+    toks = ["a", "\n", "b", "\n", "\n", "-", " c"]
+    assert [line_break(toks, i) for i in range(len(toks))] == [
+        "", "<br>", "", "", "<span class='para'></span>", "", ""]
+    v = create_view("?t=64")
+    html = v.text.layout.object
+    text = "".join(v.ex.tokens())
+    assert html.count("<br>") + 2 * html.count("class='para'") <= text.count("\n")
+    assert html.count("class='sp'") == text.count(" ")
+
+
+def test_the_lab_shows_nothing_empty_before_it_measures():
+    from app.sections import LAB_SAMPLES
+    """Before "Medir": the lab says what it will do, and no empty plot or table takes room."""
+    v = create_view("?lang=es")
+    lab = v.sections[0]
+    lab.card.collapsed = False
+    assert lab.built and f"{LAB_SAMPLES} medidas" in lab.intro.object          # what "Medir" will do
+    assert not lab.fig.visible and not lab.plot.visible and lab.table.object == ""
+
+
 def test_what_the_query_reads_and_the_proof_without_the_cache():
     """Each token computes its own column and reads the others: the full pass recomputes the earlier
     rows, and they are the ones the cache kept."""
@@ -194,6 +274,6 @@ def test_what_the_query_reads_and_the_proof_without_the_cache():
     v.controls.do("step")
     m = v.ex.clock()
     assert m.recomputed is not None and m.recomputed < 1e-12 and m.proof < 1e-12
-    assert "computed rows 1 to 12 again" in v.reads.proof.object
+    assert "recomputed rows 1 to 12" in v.reads.proof.object
     v.table.layout.collapsed = False
     assert v.table.table.object.count("<th scope='row'>") == 8 and "layer 2, head 4" in v.table.table.object

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from urllib.parse import urlsplit
 
 NO_LAZY_MODULES = json.dumps({"archives": [], "modules": {}})
 
@@ -23,14 +22,6 @@ class Recorder:
 
     def find_spec(self, name, path=None, target=None):
         self.names.add(name)
-
-
-def location(url: str) -> str:
-    """window.location as the page sends it (JSON), for a page at url."""
-    parts = urlsplit(url)
-    return json.dumps({"href": url, "hostname": parts.hostname, "protocol": parts.scheme + ":", "port": "",
-                       "pathname": parts.path, "search": "?" + parts.query if parts.query else "",
-                       "hash": "", "reload": False})
 
 
 def ignore(*args) -> None:
@@ -54,6 +45,5 @@ async def trace(queries_json: str) -> str:
     for query in json.loads(queries_json):
         await wasm.start(query)
         wasm.link(ignore)
-        wasm.set_location(location("http://127.0.0.1/index.html" + query))
         await settle()
     return json.dumps(sorted(set(sys.modules) | recorder.names))

@@ -1,0 +1,51 @@
+"""A course page of another origin embedding the static site with the documented snippet
+(docs/embedding.md), the documented sandbox and Content-Security-Policy; shared by
+tests/test_embedding_browser.py and tests/shoot_docs.py.
+
+    with course_page(dist, "?lang=es&embed=1") as url:   # http://localhost:PORT/course.html
+        ...
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import build
+from tests.browser import ROOT, serve
+
+SRC_BASE = "https://EXAMPLE.ORG/kv-cache/"          # the snippet's address in the docs
+
+
+def snippet(text: str) -> str:
+    """The documented embedding snippet in a file: from its <iframe> to the end of its <script>."""
+    found = re.search(r'<iframe class="kv-explorable".*?</script>', text, flags=re.S)
+    assert found, "no embedding snippet"
+    return found.group(0)
+
+
+@contextlib.contextmanager
+def course_page(site: Path, query: str):
+    """A host page on http://localhost:PORT embedding the explorable served from 127.0.0.1 with the
+    documented CSP (and frame-ancestors for the host); yields the host page's URL."""
+    folder = Path(tempfile.mkdtemp(prefix="kv-host-"))
+    host = build.serve_in_thread(folder, 0)
+    host_origin = host.url.replace("127.0.0.1", "localhost").rstrip("/")
+    try:
+        with serve(site, csp=f"{build.CSP}; frame-ancestors {host_origin}") as url:
+            code = snippet((ROOT / "docs" / "embedding.md").read_text(encoding="utf-8"))
+            code = code.replace(f"{SRC_BASE}index.html?lang=es&embed=1", f"{url}index.html{query}")
+            page = (ROOT / "tests" / "embed_host.html").read_text(encoding="utf-8").replace("{{SNIPPET}}", code)
+            (folder / "course.html").write_text(page, encoding="utf-8")
+            yield f"{host_origin}/course.html"
+    finally:
+        host.shutdown()
+        host.server_close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def explorable(page):
+    """The frame of the explorable (cross-origin: Playwright reaches into it)."""
+    return page.wait_for_selector("iframe.kv-explorable").content_frame()

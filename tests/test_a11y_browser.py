@@ -1,0 +1,197 @@
+"""Accessibility and phone layout in a real browser, on Panel's server and on the static site
+(Pyodide): axe-core finds no serious or critical violation with every section open, in every
+language; nothing sticks out sideways at 320, 360 and 390 px; the keyboard alone reaches and works
+every control, with its focus always visible; the URL is read once, one way.
+
+Headless Debian Chromium driven by Playwright; axe-core from its npm package (tests/axe.py).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.axe import violations
+from tests.browser import (ROOT, chromium_missing, current_t, errors, open_all_sections, open_app,
+                           overflow, run_and_wait, shot, text_of, wait_t)
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+WIDTHS = (320, 360, 390)
+FOCUSED = (ROOT / "tests" / "js" / "focused.js").read_text(encoding="utf-8")
+OVERFLOWS = (ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8")
+LABELLED = (ROOT / "tests" / "js" / "labelled.js").read_text(encoding="utf-8")
+TOKENS = (ROOT / "tests" / "js" / "tokens.js").read_text(encoding="utf-8")
+
+
+def where(app_url: str) -> str:
+    return "static" if app_url.endswith("index.html") else "served"
+
+
+def assert_fits(page, label: str) -> None:
+    """At each phone width: the page is as wide as the viewport, and no element's visible part ends
+    beyond it (Bokeh lays out again after a resize: wait for that, then read)."""
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 800})
+        try:
+            page.wait_for_function(f"(() => {{ const r = ({OVERFLOWS})(); return r.viewport === {width} && "
+                                   "r.pageWidth === r.viewport && !r.outside.length && !r.cut.length; })()",
+                                   timeout=10000)
+        except Exception:
+            pass                                    # the assertion below says what is wrong
+        found = overflow(page)
+        assert found["viewport"] == width and found["pageWidth"] == width, (label, width, found)
+        assert found["outside"] == [] and found["cut"] == [], (label, width, found)
+
+
+def use_every_section(page, lang: str) -> None:
+    """Open every section and leave each showing what it shows after use: the lab's table (Spanish
+    only: it takes seconds), a challenge error, a quiz answer."""
+    assert open_all_sections(page) == 9                      # settings, data table, the seven sections
+    for testid in ("share", "ctx-tokens"):                   # the first and the last section, built
+        page.locator(f"[data-testid={testid}]").first.wait_for()
+    try:
+        page.wait_for_function(f"({LABELLED})()", timeout=15000)
+    except Exception:
+        pass                                                  # axe-core names what has no label
+    page.get_by_role("radio").first.check()
+    if lang == "es":
+        page.get_by_role("button", name="Medir en mi navegador").click()
+        page.locator("[data-testid=lab-rows]").wait_for(timeout=120000)
+        page.get_by_role("textbox", name="Tu código").fill("def atencion(q, K, V):\n    return q @ K\n")
+        assert "ValueError" in run_and_wait(page, "challenge-result", "Comprobar", timeout_ms=120000).inner_text()
+
+
+@pytest.mark.parametrize("lang", ["es", "en", "pt"])
+def test_every_section_open_passes_axe_and_fits_a_phone(browser, app_url, lang):
+    page, _ = open_app(browser, app_url, f"?lang={lang}&t=64&mode=full", width=360, height=800)
+    wait_t(page, 64)
+    use_every_section(page, lang)
+    found = violations(page)
+    assert found == [], found
+    assert page.evaluate("document.documentElement.lang") == lang
+    assert page.get_by_role("main").count() == 1
+    assert_fits(page, f"{where(app_url)} {lang}")
+    page.set_viewport_size({"width": 360, "height": 800})
+    boxes = page.evaluate(TOKENS)                              # at 360 px: whole boxes, none cut at the edge
+    assert boxes["count"] == 64 and boxes["split"] == [] and boxes["beyond"] == [], boxes
+    shot(page, f"{where(app_url)}-a11y-{lang}-360")
+    assert errors(page) == []
+
+
+def focused(page) -> dict:
+    info = page.evaluate(FOCUSED)
+    assert info is not None, "focus left the page's controls"
+    assert info["ring"], f"the focus does not show on {info}"
+    return info
+
+
+def tab_to(page, matches, limit: int = 250) -> dict:
+    """Press Tab until the focused control matches; every control on the way shows its focus."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        info = page.evaluate(FOCUSED)
+        if info is None:
+            continue                                  # the page's body, between the frame's edges
+        assert info["ring"], f"the focus does not show on {info}"
+        if matches(info):
+            return info
+    raise AssertionError("not reachable with Tab")
+
+
+def named(text: str):
+    return lambda info: info["name"] == text
+
+
+def active_row(page) -> str:
+    """Which way the numbers' cards outline as the current mode."""
+    cached = page.locator("[data-testid=token-cached]").locator("xpath=..")
+    return "cache" if "active" in (cached.get_attribute("class") or "") else "full"
+
+
+def test_the_keyboard_alone(browser, app_url):
+    page, _ = open_app(browser, app_url, "?lang=es", width=1280, height=900)
+    wait_t(page, 2)
+    tab_to(page, named("Avanzar"))
+    page.keyboard.press("Enter")
+    wait_t(page, 3)
+    page.keyboard.press(" ")                                   # Space on a button: the button's own
+    wait_t(page, 4)
+    for key, t in (("n", 5), ("ArrowRight", 6)):              # the page's keys, from anywhere
+        page.keyboard.press(key)
+        wait_t(page, t)
+    page.keyboard.press("c")
+    expect(page.locator("[data-testid=token-full]").locator("xpath=..")).to_have_class(re.compile("active"))
+    page.keyboard.press("c")
+    expect(page.locator("[data-testid=token-cached]").locator("xpath=..")).to_have_class(re.compile("active"))
+    tab_to(page, named("Animar"))
+    page.keyboard.press("Enter")                               # plays, then pauses
+    expect(page.get_by_role("button", name="Pausa")).to_have_count(1)
+    expect(page.locator(".tpos").first).not_to_have_text("t = 6 / 64", timeout=20000)
+    assert focused(page)["name"] == "Pausa"
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Animar")).to_have_count(1)
+    page.keyboard.press("r")
+    wait_t(page, 2)
+    tab_to(page, named("Sin caché"))
+    page.keyboard.press("Enter")
+    expect(page.locator("[data-testid=token-full]").locator("xpath=..")).to_have_class(re.compile("active"))
+    speed = tab_to(page, lambda i: i["type"] == "range")
+    assert speed["name"].startswith("Velocidad")
+    page.keyboard.press("ArrowRight")                          # the slider's own arrow: not a step
+    expect(page.locator(".kv-range output").first).to_have_text("5")
+    assert current_t(page) == 2
+    use_sections_with_the_keyboard(page)
+    assert errors(page) == []
+
+
+def open_with_keyboard(page, title: str) -> None:
+    info = tab_to(page, named(title))
+    assert info["expanded"] == "false"
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name=title, exact=True)).to_have_attribute("aria-expanded", "true")
+
+
+def use_sections_with_the_keyboard(page) -> None:
+    """Open the quiz with the keyboard, answer with it (arrows move the answer, never the model),
+    ask for the solution and check it; open the calculator and change its model."""
+    open_with_keyboard(page, "Comprueba tu intuición: cinco preguntas y un reto")
+    radio = tab_to(page, lambda i: i["type"] == "radio")
+    page.keyboard.press("Space")
+    page.locator("[data-testid=quiz-fixed]").wait_for()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(FOCUSED)["name"] != radio["name"] and current_t(page) == 2
+    tab_to(page, named("Ver una solución"))
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("textbox", name="Tu código")).to_have_value(re.compile(r"w = w / w.sum\(\)"))
+    tab_to(page, named("Comprobar"))
+    page.keyboard.press("Enter")
+    page.locator("[data-testid=challenge-result][data-state=right]").wait_for(timeout=120000)
+    open_with_keyboard(page, "¿Cuánto contexto cabe? La memoria de la caché en modelos reales")
+    before = text_of(page, "ctx-tokens")
+    tab_to(page, lambda i: i["tag"] == "select")
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("[data-testid=ctx-tokens]")).not_to_have_text(before)
+
+
+def test_the_url_is_read_once_the_same_way(browser, app_url):
+    """The shell and the app agree on the last of a repeated key; a bad value is named in a notice
+    that wraps; thousands of unknown keys give a few notices; a seed of 5,000 digits raises nothing."""
+    page, _ = open_app(browser, app_url, "?lang=en&lang=pt", width=360)
+    expect(page.get_by_role("button", name="Avançar")).to_have_count(1)
+    assert page.evaluate("document.documentElement.lang") == "pt"
+    junk = "&".join(f"k{i}=v" for i in range(500))          # Panel's server refuses 1,000 (HTTP 400)
+    query = f"?lang=english&seed={'7' * 5000}&v={'x' * 3000}&{junk}"
+    page, _ = open_app(browser, app_url, query, width=360)
+    wait_t(page, 2)
+    assert page.evaluate("document.documentElement.lang") == "es"
+    expect(page.get_by_role("button", name="Avanzar")).to_have_count(1)
+    notes = page.locator("[role=note]")
+    expect(notes).to_have_count(4)                             # three, then "and 500 more"
+    assert all(len(n) < 200 for n in notes.all_inner_texts())
+    assert_fits(page, f"{where(app_url)} notices")
+    page.get_by_role("button", name="Avanzar").click()
+    wait_t(page, 3)
+    assert errors(page) == [] and page.evaluate("document.body.dataset.pyerror") is None

@@ -1,0 +1,101 @@
+"""The explorable inside a course page, as docs/embedding.md tells a course author to put it: the
+documented snippet (the same in the README, the docs and dist/embed.html) on a host page of
+another origin (localhost, the explorable on 127.0.0.1), with the documented sandbox and the
+documented Content-Security-Policy (plus frame-ancestors for the host).
+
+The frame takes its content's height in both directions (on load, on opening and closing a
+section, on turning the phone); the preview honours embed=1 and shows its loading progress in
+view; nothing sticks out sideways at 320, 360 and 390 px in any language.
+
+Needs the compiled Pyodide wheels (the static site) and Chromium; skips with the reason otherwise.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import ROOT, chromium_missing, foreign, open_all_sections, open_page, overflow
+from tests.hosting import SRC_BASE, course_page, explorable, snippet
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
+
+FITS_PX = 40
+OVERFLOWS = (ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8")
+
+
+def test_one_snippet_everywhere():
+    """README, docs/embedding.md and dist/embed.html (static/embed.html) show the same snippet, with
+    embed=1; dist/embed.html points at its own folder."""
+    docs = snippet((ROOT / "docs" / "embedding.md").read_text(encoding="utf-8"))
+    readme = snippet((ROOT / "README.md").read_text(encoding="utf-8"))
+    example = snippet((ROOT / "static" / "embed.html").read_text(encoding="utf-8"))
+    assert readme == docs
+    assert example == docs.replace(SRC_BASE, "./")
+    assert "embed=1" in docs and 'sandbox="allow-scripts allow-same-origin allow-popups"' in docs
+
+
+CONTENT = "Math.ceil(document.getElementById('kv-main').getBoundingClientRect().bottom)"
+FRAME = "document.querySelector('iframe.kv-explorable').getBoundingClientRect().height"
+
+
+def assert_fits(page, frame, when: str) -> None:
+    """The frame's height is within FITS_PX of its content's (waiting for the page to post it)."""
+    for _ in range(3):                               # the content may still be moving: read it again
+        content = frame.evaluate(CONTENT)
+        try:
+            page.wait_for_function(f"(h) => Math.abs({FRAME} - h) <= {FITS_PX}", arg=content, timeout=10000)
+            return
+        except Exception:
+            continue
+    raise AssertionError(f"{when}: frame {page.evaluate(FRAME)} px, content {frame.evaluate(CONTENT)} px")
+
+
+def test_the_frame_takes_its_contents_height(site, browser):
+    with course_page(site, "?lang=es&embed=1") as url:
+        page, requests = open_page(browser, url, width=360, height=740)
+        frame = explorable(page)
+        frame.wait_for_selector("#kv-snapshot .kv-snap")
+        # the preview: no title (the course has its own), the progress where the reader is looking
+        assert frame.evaluate("document.body.dataset.ready") is None, "live before the preview could be seen"
+        assert frame.locator("h1").first.is_hidden()
+        card = frame.evaluate("document.getElementById('kv-loader').getBoundingClientRect().bottom")
+        top = page.evaluate("document.querySelector('iframe.kv-explorable').getBoundingClientRect().top")
+        assert top + card < 740, f"the loading progress ends at {top + card} px, below the phone's screen"
+        frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        assert_fits(page, frame, "loaded at 360 px")
+        tall = page.evaluate(FRAME)
+        assert tall > 2000                              # a phone: taller than the snippet's 2000 px
+        frame.get_by_role("button", name="Comprueba tu intuición: cinco preguntas y un reto").click()
+        frame.locator("input[type=radio]").first.wait_for()
+        assert_fits(page, frame, "a section opened")
+        assert page.evaluate(FRAME) > tall + 300
+        frame.get_by_role("button", name="Comprueba tu intuición: cinco preguntas y un reto").click()
+        assert_fits(page, frame, "the section closed")
+        page.set_viewport_size({"width": 740, "height": 360})           # the phone turned
+        assert_fits(page, frame, "turned to 740 px")
+        page.set_viewport_size({"width": 1280, "height": 800})
+        assert_fits(page, frame, "at 1280 px")
+        assert page.evaluate(FRAME) < tall               # a wide screen: the frame shrank with its content
+        assert foreign(requests) == [], foreign(requests)
+
+
+@pytest.mark.parametrize("lang", ["es", "en", "pt"])
+def test_nothing_sideways_in_the_frame(site, browser, lang):
+    with course_page(site, f"?lang={lang}&embed=1&t=64") as url:
+        page, _ = open_page(browser, url, width=390, height=800)
+        frame = explorable(page)
+        frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        assert open_all_sections(frame) == 9
+        frame.locator("[data-testid=ctx-tokens]").wait_for()
+        for width in (320, 360, 390):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.wait_for_function(f"document.documentElement.clientWidth === {width}")
+            try:
+                frame.wait_for_function("(() => { const r = (" + OVERFLOWS + ")(); return r.pageWidth === "
+                                        "r.viewport && !r.outside.length; })()", timeout=10000)
+            except Exception:
+                pass                                    # the assertions say what is wrong
+            inside, outside = overflow(frame), overflow(page)
+            assert inside["viewport"] == width and inside["pageWidth"] == width, (lang, width, inside)
+            assert inside["outside"] == [] and inside["cut"] == [], (lang, width, inside)
+            assert outside["pageWidth"] == width and outside["outside"] == [], (lang, width, outside)
+
