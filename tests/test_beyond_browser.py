@@ -16,9 +16,6 @@ from app.i18n import size
 from app.style import show_token
 from model import cost, generate
 from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, text_of, wait_t
-from tests import test_app_browser
-
-app_url, browser = test_app_browser.app_url, test_app_browser.browser     # its fixtures: both servers, one Chromium
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
