@@ -183,7 +183,7 @@ def test_sections_below_the_figure(browser, app_url):
     page.locator("[data-testid=quiz-total]").wait_for()
     total = text_of(page, "quiz-total")
     assert "No exactamente" in total and "33.1×" in total and "(T+1)/2 = 32.5" in total and "t = 512" in total
-    assert "no coincide" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
+    assert "no da lo mismo que el modelo" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
     editor = page.get_by_role("textbox", name="Tu código")
     editor.fill("def atencion(q, K, V):\n    return q @ K\n")
     assert "ValueError" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
