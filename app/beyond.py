@@ -182,7 +182,7 @@ class BatchSection(SteppedSection):
 
     def build(self):
         from .batching import MAX_B
-        self.size = RangeInput(start=1, end=MAX_B, value=DEFAULT_B, step=1, width=300, margin=(5, 10))
+        self.size = RangeInput(start=1, end=MAX_B, value=DEFAULT_B, step=1, width=220, margin=(5, 10))
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
         self.intro, self.state, self.texts, self.error = (beyond_pane() for _ in range(4))
         self.memory, self.proof, self.tensor_head, self.legend = (beyond_pane() for _ in range(4))
@@ -334,7 +334,7 @@ class SpecSection(SteppedSection):
     def build(self):
         from . import checkpoints
         self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
-        self.k = RangeInput(start=1, end=8, value=DEFAULT_K, step=1, width=260, margin=(5, 10))
+        self.k = RangeInput(start=1, end=8, value=DEFAULT_K, step=1, width=220, margin=(5, 10))
         self.greedy = pn.widgets.RadioBoxGroup(options={"": False, " ": True}, value=False, inline=False,
                                                stylesheets=[WRAP_LABEL], sizing_mode="stretch_width", max_width=420)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)

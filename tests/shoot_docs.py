@@ -5,7 +5,9 @@
 - docs/embed-360.png, docs/embed-1280.png: a course page of another origin with the documented
   snippet (tests/hosting.py), at 360 and 1280 px, once the explorable is live;
 - docs/phone-es.png, docs/phone-en.png, docs/phone-pt.png: the page alone at 360 px, at t = 64
-  without the cache, with every section open.
+  without the cache, with every section open;
+- docs/screenshot.png: the page alone on a laptop (1280 x 1000), at t = 64 after the switch to
+  "Sin caché" and back, the grey ramp and the green strip both drawn.
 
 PNGs are made small with pngquant where it is installed (apt-get install pngquant).
 """
@@ -61,12 +63,28 @@ def shoot_language(browser, base: str, lang: str) -> None:
     small(out)
 
 
+def shoot_laptop(browser, base: str) -> None:
+    page, _ = open_page(browser, f"{base}index.html?lang=es&t=64", width=1280, height=1000)
+    wait_ready(page)
+    wait_t(page, 64)
+    page.get_by_role("button", name="Sin caché").click()
+    page.locator(".kv-bars-zoom").first.wait_for()
+    page.get_by_role("button", name="Con caché").click()
+    page.wait_for_function("!(document.body.dataset.kvState || '').includes('mode=full')")
+    page.wait_for_function("document.fonts.status === 'loaded'")
+    out = DOCS / "screenshot.png"
+    page.screenshot(path=str(out))
+    page.context.close()
+    small(out)
+
+
 def main() -> int:
     site = site_self_contained()
     with chromium() as browser:
         shoot_course_page(browser, site, 360, 740)
         shoot_course_page(browser, site, 1280, 800)
         with serve(site) as base:
+            shoot_laptop(browser, base)
             for lang in ("es", "en", "pt"):
                 shoot_language(browser, base, lang)
     return 0

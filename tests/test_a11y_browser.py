@@ -75,7 +75,7 @@ def test_every_section_open_passes_axe_and_fits_a_phone(browser, app_url, lang):
     assert_fits(page, f"{where(app_url)} {lang}")
     page.set_viewport_size({"width": 360, "height": 800})
     boxes = page.evaluate(TOKENS)                              # at 360 px: whole boxes, none cut at the edge
-    assert boxes["count"] == 64 and boxes["split"] == [] and boxes["beyond"] == [], boxes
+    assert boxes["count"] >= 64 and boxes["split"] == [] and boxes["beyond"] == [], boxes   # 64: the figure's text
     shot(page, f"{where(app_url)}-a11y-{lang}-360")
     assert errors(page) == []
 

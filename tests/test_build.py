@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import build
-from buildsupport.common import PYODIDE_CDN, SENTINEL_CDN, sha256_file
+from buildsupport.common import PYODIDE_CDN, SENTINEL_CDN, sha256_bytes, sha256_file
 from buildsupport.in_pyodide.compile_pyc import compile_jobs
 from buildsupport.inputs import Inputs
 from buildsupport.zips import write_zip
@@ -94,7 +94,7 @@ def test_self_contained_is_complete_and_hashes_match(site):
 def test_hashed_names_change_with_content(site):
     (states,) = (site / "assets").glob("states-*")            # the previews: their folder's name
     texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(states.glob("*.html"))}
-    assert build.sha256_bytes(json.dumps(texts).encode()).startswith(states.name.split("-")[1])
+    assert sha256_bytes(json.dumps(texts).encode()).startswith(states.name.split("-")[1])
     for p in (site / "assets").rglob("*"):
         if p.is_file() and p.suffix not in (".gz", ".zst") and p.parent != states:
             m = re.search(r"\.([0-9a-f]{10})\.", p.name)
