@@ -84,7 +84,7 @@ class Comparison:
     """Two ways of computing the same thing, timed in interleaved samples (seconds per call)."""
     a_s: float                  # median of way a (with the cache)
     b_s: float                  # median of way b (without it)
-    ratio: float                # median of the per-sample ratios b / a
+    ratio: float                # b_s / a_s, the ratio of the medians
     ratio_low: float            # their spread: lowest and highest sample
     ratio_high: float
     samples: int
@@ -107,10 +107,14 @@ def compare(fa, fb, samples: int = 7, min_seconds: float = 0.002) -> Comparison:
 
 
 def comparison(a: list[float], b: list[float]) -> Comparison:
-    """Interleaved samples of two ways (seconds per call) -> their medians and the per-sample ratios b / a."""
+    """Interleaved samples of two ways (seconds per call) -> their medians, the ratio of the medians
+    b / a, and the spread of the per-sample ratios. The ratio of the medians, not the median of the
+    per-sample ratios: on a busy machine a sample of either way can be slowed many times over, and a
+    pair's ratio is spoiled when either of its two samples is; a median stands as long as fewer than
+    half of each way's samples are. It always lies between the lowest and the highest pair."""
     ratios = sorted(y / x for x, y in zip(a, b))
-    return Comparison(statistics.median(a), statistics.median(b), statistics.median(ratios), ratios[0],
-                      ratios[-1], len(a))
+    a_s, b_s = statistics.median(a), statistics.median(b)
+    return Comparison(a_s, b_s, b_s / a_s, ratios[0], ratios[-1], len(a))
 
 
 def compare_over(fa, fb, args, min_seconds: float = 0.002) -> tuple[Comparison, list]:
