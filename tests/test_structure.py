@@ -1,27 +1,40 @@
-"""How model/ is put together: no import cycles, a light start for the browser, the app's
-run-time needs outside the benchmark, small functions."""
+"""How the code is put together: no import cycles in model/, app/ or buildsupport/, a light start
+for the browser, the app's run-time needs outside the benchmark, small functions."""
 import ast
 import subprocess
 import sys
 from pathlib import Path
 
-MODEL = Path(__file__).resolve().parents[1] / "model"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ROOT / "model"
 
 
-def imports_of(path: Path) -> set[str]:
-    """The model modules a file imports, at the top or inside functions."""
+def imports_of(path: Path, package: str = "model") -> set[str]:
+    """The modules of its own package a file imports, at the top or inside functions."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
-            found |= {node.module} if node.module else {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("model."):
+            found |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(package + "."):
             found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith(package + ".")}
     return found
 
 
-def test_no_import_cycles_in_model():
-    graph = {p.stem: imports_of(p) - {p.stem} for p in MODEL.glob("*.py") if p.stem != "__init__"}
-    assert "checkpoint" in graph["gpt"] and "gpt" not in graph["checkpoint"]
+def import_graph(package: str) -> dict[str, set[str]]:
+    return {p.stem: imports_of(p, package) - {p.stem} for p in (ROOT / package).glob("*.py") if p.stem != "__init__"}
+
+
+@pytest.mark.parametrize("package", ["model", "app", "buildsupport"])
+def test_no_import_cycles(package):
+    graph = import_graph(package)
+    if package == "model":
+        assert "checkpoint" in graph["gpt"] and "gpt" not in graph["checkpoint"]
+    if package == "app":
+        assert "state" in graph["session"] and "session" not in graph["state"]
 
     def reaches(start, node, seen):
         for nxt in graph.get(node, ()):
