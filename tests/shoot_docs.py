@@ -6,8 +6,9 @@
   snippet (tests/hosting.py), at 360 and 1280 px, once the explorable is live;
 - docs/phone-es.png, docs/phone-en.png, docs/phone-pt.png: the page alone at 360 px, at t = 64
   without the cache, with every section open;
-- docs/screenshot.png: the page alone on a laptop (1280 x 1000), at t = 64 after the switch to
-  "Sin caché" and back, the grey ramp and the green strip both drawn.
+- docs/screenshot.png: the page alone on a laptop (1280 x 1560: the figure, the bars, the
+  readouts), at t = 64 after the switch to "Sin caché" and back, the grey ramp and the green
+  strip both drawn.
 
 PNGs are made small with pngquant where it is installed (apt-get install pngquant).
 """
@@ -64,7 +65,7 @@ def shoot_language(browser, base: str, lang: str) -> None:
 
 
 def shoot_laptop(browser, base: str) -> None:
-    page, _ = open_page(browser, f"{base}index.html?lang=es&t=64", width=1280, height=1000)
+    page, _ = open_page(browser, f"{base}index.html?lang=es&t=64", width=1280, height=1560)
     wait_ready(page)
     wait_t(page, 64)
     page.get_by_role("button", name="Sin caché").click()

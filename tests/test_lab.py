@@ -9,7 +9,7 @@ from model import generate
 
 def test_timing_lab_runs_position_by_position_and_cancels(gpt):
     ids = generate(gpt, "La Nela", 62, seed=0, top_p=0.9)
-    lab = TimingLab(gpt, ids, positions=(8, 64), samples=3, min_seconds=0.001)
+    lab = TimingLab(gpt, ids, positions=(8, 64), samples=3, min_seconds=0.001, warm_up_s=0.05)
     assert lab.total == 2 and lab.rows == [] and lab.by_row is None and lab.summary is None
     assert lab.advance() and lab.done == 1 and len(lab.rows) == 1
     row = lab.rows[0]
