@@ -72,9 +72,11 @@ class TimingLab(Stepwise):
 
     def warm_up(self) -> None:
         """Run both ways at the last position for `warm_up_s` seconds before the first measurement.
-        In the browser the engine compiles Pyodide's hottest code again, optimized, only after it
-        has run a while: without this the first positions measured up to twice as slow (with the
-        cache, 1.25 ms at position 8 against 0.57 ms at 64, tests.bench_lab)."""
+        On a busy machine the first part of a run could measure the full pass twice as slow as the
+        rest, for the whole run (likely the worker waiting for the scheduler to move it to the free
+        core, or the engine still optimizing Pyodide's hottest code): with a busy loop on one of two cores, five runs
+        of the lab gave position 64's clock within 43-100 % of their median without this, 7-23 %
+        with it (tests.bench_clock)."""
         t = self.positions[-1]
         _, cache = self.gpt.llenar(self.ids[:t - 1])
         end = time.perf_counter() + self.warm_up_s
