@@ -103,7 +103,7 @@ def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
     if step:
         out["step"] = page.evaluate((FILES / "first_step.js").read_text(encoding="utf-8"), STEP_LABEL)
     out["speed_ms"] = page.evaluate(SPEED_JS)        # the main thread's measured speed, throttled
-    page.wait_for_timeout(300)
+    page.wait_for_load_state("networkidle")          # every response sent, so the server has logged it
     out["bytes"] = {k: 0 for k in KINDS}
     for path, _status, n in list(log):
         out["bytes"][kind_of(path)] += n

@@ -39,9 +39,15 @@ def renderer_rss_mb(browser) -> float:
     return total / 1024
 
 
-def settle(page, ms=1500):
-    """Let the page go quiet (garbage collection, pending layout) before reading the memory."""
-    page.wait_for_timeout(ms)
+def settle(page):
+    """Collect the page's garbage and let it paint before reading the memory (the DevTools protocol
+    collects the page's heap; each worker's own heap is left as it is)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("HeapProfiler.collectGarbage")
+    finally:
+        cdp.detach()
+    page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 def one_round(browser, url: str) -> dict:

@@ -62,6 +62,9 @@ async (label) => {
 """
 
 
+PAINTED_JS = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"   # laid out and painted
+
+
 def python_side(n: int = 20) -> dict:
     """The step's Python work alone (Explorer.step + every view update), at t = 63 -> 64, and apart
     the clock's measurement, which the page runs once the step is on the page (app/parts.py defer)."""
@@ -99,7 +102,7 @@ def browser_side(url: str, label: str = "Avanzar", repeats: int = 10, ready=None
                 if ready:
                     ready(page)
                 page.locator(".tpos", has_text="t = 54 / 64").first.wait_for(timeout=120000)
-                page.wait_for_timeout(500)
+                page.evaluate(PAINTED_JS)
                 for t in range(55, 65):
                     got = page.evaluate(MEASURE_JS, label)
                     (at64 if t == 64 else near).append(got["changes_ms"])

@@ -4,14 +4,28 @@ static site (build.py's output, served by build.py's own server)."""
 from __future__ import annotations
 
 import contextlib
+import os
+import queue
 import subprocess
 import sys
-import time
-import urllib.request
+import threading
 
 import pytest
 
 from tests.browser import ROOT, free_port, serve
+
+
+def output_lines(proc) -> queue.Queue:
+    """The process's output lines as they come (None at its end), read by a thread of their own:
+    the pipe never fills up, and a reader can wait for a line with a timeout."""
+    lines: queue.Queue = queue.Queue()
+
+    def read():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+    threading.Thread(target=read, daemon=True).start()
+    return lines
 
 
 @contextlib.contextmanager
@@ -23,21 +37,24 @@ def panel_dev():
         pytest.skip(tools_missing())
     wheels = require_compiled_wheels()
     port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}      # its lines reach the pipe as they are printed
     proc = subprocess.Popen([sys.executable, "build.py", "dev", "--no-open", "--port", str(port),
                              "--pyodide-wheels", str(wheels)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     url = f"http://127.0.0.1:{port}/explorable"
-    deadline = time.time() + 120
+    lines = output_lines(proc)
+    said: list[str] = []
     try:
-        while True:
+        # Panel prints "Launching server at ..." once its socket listens
+        while not (said and said[-1].startswith("Launching server at")):
             try:
-                urllib.request.urlopen(url, timeout=2).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    proc.kill()
-                    pytest.fail("build.py dev did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
-                time.sleep(0.3)
+                line = lines.get(timeout=120)
+            except queue.Empty:
+                line = None
+            if line is None:
+                proc.kill()
+                pytest.fail("build.py dev did not start:\n" + "".join(said))
+            said.append(line)
         yield url
     finally:
         proc.terminate()
