@@ -16,7 +16,7 @@ from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, Legen
 from . import clock
 from .fields import WRAP_LABEL
 from .i18n import num, sci, size
-from .parts import error_html, esc
+from .parts import Animation, error_html, esc, scroll_region
 from .sections import MeasuringSection
 from .style import BLUE, CSS, GREEN, GREY, HIGHLIGHT, INK, ORANGE, SKY, VERMILLION, position_figure, show_token
 from .widgets import RangeInput
@@ -42,15 +42,15 @@ def swatches(t, items) -> str:
 
 
 class Stepper:
-    """Step, Animate and Reset for a section. The animation is one periodic callback for the page's
-    whole life, started and stopped (as the figure's Controls does); `step()` returns False to stop it."""
+    """Step, Animate and Reset for a section, animated as the figure's Controls is (Animation);
+    `step()` returns False to stop the animation."""
 
     def __init__(self, step, reset, period):
-        self.step, self.reset, self.period = step, reset, period
+        self.step, self.reset = step, reset
+        self.animation = Animation(self.tick, period)
         self.step_button = pn.widgets.Button(color="primary", width=190)
         self.play_button = pn.widgets.Toggle(width=190)
         self.reset_button = pn.widgets.Button(width=190)
-        self.timer = None
         self.names = ("", "")
         self.step_button.on_click(lambda _e: self.step())
         self.reset_button.on_click(lambda _e: self.restart())
@@ -68,14 +68,7 @@ class Stepper:
 
     def play(self, on: bool):
         self.play_button.name = self.names[on]
-        running = self.timer is not None and self.timer.running
-        if on and not running:
-            if self.timer is None:
-                self.timer = pn.state.add_periodic_callback(self.tick, period=self.period(), start=False)
-            self.timer.period = self.period()
-            self.timer.start()
-        elif not on and running:
-            self.timer.stop()
+        self.animation.run(on)
 
     def restart(self):
         self.play_button.value = False
@@ -131,11 +124,13 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
     return f, series
 
 
-def lab_table(t, head: list[str], rows: list[list[str]], testid: str) -> str:
+def lab_table(t, label: str, head: list[str], rows: list[list[str]], testid: str) -> str:
+    """A table of cells (HTML) under the headings' message keys, in a scroll region named `label`
+    (as every wide table of the page: parts.scroll_region)."""
     th = "".join(f"<th>{esc(t(k))}</th>" for k in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return (f"<div class='scroll'><table class='data' data-testid='{testid}'><thead><tr>{th}</tr></thead>"
-            f"<tbody>{body}</tbody></table></div>")
+    return scroll_region(label, f"<table class='data' data-testid='{testid}'><thead><tr>{th}</tr></thead>"
+                                f"<tbody>{body}</tbody></table>")
 
 
 class SteppedSection(MeasuringSection):
@@ -298,8 +293,8 @@ class BatchSection(SteppedSection):
         self.status.object = self.status_html("batch-status", t(state, done=lab.done, total=lab.total, s=lab.samples))
         ms, ratio = (lambda x: clock.ms_text(x, lang)), (lambda x: clock.ratio_text(x, lang))
         rows = lab.rows
-        self.table.object = lab_table(t, ["table_pos", "batch_B_short", "batch_ms_step", "batch_ms_per",
-                                          "batch_gain", "batch_cache"],
+        self.table.object = lab_table(t, t("batch_lab_title"), ["table_pos", "batch_B_short", "batch_ms_step",
+                                                               "batch_ms_per", "batch_gain", "batch_cache"],
                                       [[str(r["t"]), str(r["B"]), ms(r["step_s"]), ms(r["per_s"]),
                                         f"<b>{ratio(r['gain'])}×</b> <span class='spread'>({ratio(r['gain_low'])}–"
                                         f"{ratio(r['gain_high'])})</span>", size(r["cache_bytes"], lang)]
@@ -461,7 +456,8 @@ class SpecSection(SteppedSection):
         pct = lambda x: num(x, lang, 3)                       # noqa: E731
         verdict = {None: "", "accepted": "✓ " + t("spec_accepted"), "rejected": "✗ " + t("spec_rejected"),
                    "untested": "– " + t("spec_untested_short")}
-        self.checks.object = lab_table(t, ["spec_i", "table_token", "spec_q", "spec_p", "spec_chance", "spec_verdict"],
+        self.checks.object = lab_table(t, t("spec_title"),
+                                       ["spec_i", "table_token", "spec_q", "spec_p", "spec_chance", "spec_verdict"],
                                        [[str(r["i"]), f"<span class='tok'>{esc(show_token(vocab[r['token']]))}</span>",
                                          pct(r["q"]), pct(r["p"]), pct(r["chance"]), esc(verdict[r["verdict"]])]
                                         for r in rows], "spec-checks")
@@ -515,7 +511,7 @@ class SpecSection(SteppedSection):
         x2 = lambda x: num(x, lang, 2)                        # noqa: E731
         rows = lab.rows
         self.table.object = lab_table(
-            t, ["spec_k_short", "spec_alpha_short", "spec_per_pass", "spec_check", "spec_ms", "spec_measured",
+            t, t("spec_lab_title"), ["spec_k_short", "spec_alpha_short", "spec_per_pass", "spec_check", "spec_ms", "spec_measured",
                 "spec_by_clock", "spec_count_short"],
             [[str(r["k"]), num(r["alpha"] * 100, lang) + t("percent"), f"{x2(r['per_pass'])} ({x2(r['expected'])})",
               clock.ratio_text(r["check_x"], lang) + "×", f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",

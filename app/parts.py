@@ -361,13 +361,43 @@ def linked(widget_class, parameter, **kw):
     return widget_class.from_param(parameter, **kw)
 
 
+class Animation:
+    """`tick()` every `period()` ms while running: one periodic callback for the page's whole life,
+    started and stopped (Panel keeps every callback it creates, so a new one per press would pile
+    up); no threads, no sleeps (works under Pyodide)."""
+
+    def __init__(self, tick, period):
+        self.tick, self.period, self._callback = tick, period, None
+
+    @property
+    def running(self) -> bool:
+        return self._callback is not None and self._callback.running
+
+    def run(self, on: bool) -> bool:
+        """Start or stop it; whether that changed anything."""
+        if on == self.running:
+            return False
+        if on:
+            if self._callback is None:
+                self._callback = pn.state.add_periodic_callback(self.tick, period=self.period(), start=False)
+            self._callback.period = self.period()
+            self._callback.start()
+        else:
+            self._callback.stop()
+        return True
+
+    def retime(self):
+        if self._callback is not None:
+            self._callback.period = self.period()    # a running callback restarts with it
+
+
 class Controls(Part):
     """Step, animate, reset, the mode switch and the speed; the keyboard (through A11y) and the
     polite live region that says what each action did."""
 
     def __init__(self, session, a11y, **params):
         self.a11y = a11y
-        self._timer = None
+        self.animation = Animation(self.step, self.period)
         super().__init__(session, **params)
 
     def build(self):
@@ -382,7 +412,7 @@ class Controls(Part):
         self.reset_button.on_click(lambda _e: self.do("reset"))
         self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
         settings.param.watch(self._mode_said, "mode")
-        settings.param.watch(lambda _e: self._retime(), "speed")
+        settings.param.watch(lambda _e: self.animation.retime(), "speed")
         self.a11y.param.watch(lambda e: self.do(e.new.split(":")[0]), "command")
         self.layout = pn.FlexBox(self.step_button, self.play_button, self.reset_button, self.mode_switch,
                                  self.speed, align_items="center", gap="8px", sizing_mode="stretch_width")
@@ -427,7 +457,7 @@ class Controls(Part):
     def _mode_said(self, event):
         self.a11y.message = self.t("live_mode", mode=self.t("mode_cache" if event.new == CACHE else "mode_full"))
 
-    # -- animation: one periodic callback, no threads, no sleeps (works under Pyodide) ------------
+    # -- animation (Animation) ------------------------------------------------------------------
     def set_playing(self, playing: bool):
         if self.play_button.value != playing:
             self.play_button.value = playing      # the watcher calls back here
@@ -436,30 +466,14 @@ class Controls(Part):
             self.play_button.value = False
             return
         self.play_button.name = self.t("pause") if playing else self.t("play")
-        running = self._timer is not None and self._timer.running
-        if playing and not running:
-            self.timer().start()
-            self.a11y.message = self.t("live_play")
-        elif not playing and running:
-            self._timer.stop()
-            self.a11y.message = self.t("live_pause")
-
-    def timer(self):
-        """One periodic callback for the page's whole life, started and stopped (Panel keeps every
-        callback it creates, so a new one per press would pile up)."""
-        if self._timer is None:
-            self._timer = pn.state.add_periodic_callback(self.step, period=self.period(), start=False)
-        return self._timer
+        if self.animation.run(playing):
+            self.a11y.message = self.t("live_play" if playing else "live_pause")
 
     def period(self) -> int:
         speed = self.session.settings.speed
         if self.a11y.reduced_motion:
             speed = min(speed, 2)
         return int(1000 / speed)
-
-    def _retime(self):
-        if self._timer is not None:
-            self._timer.period = self.period()    # a running callback restarts with it
 
 
 class AdvancedSettings(Part):

@@ -234,7 +234,7 @@ def test_animating_and_resetting_leaks_nothing():
         assert len(pn.state._periodic.get(doc, [])) == 1
         assert sum(isinstance(o, PeriodicCallback) for o in gc.get_objects()) == 1
         assert after - before < 300, (before, after)      # not per cycle: 30 cycles of a leak would be more
-        assert not controls.timer().running and v.ex.t == 2
+        assert not controls.animation.running and v.ex.t == 2
 
 
 def test_tokens_read_as_text():
