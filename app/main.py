@@ -9,8 +9,12 @@ becomes a clear message instead of a crash.
 from __future__ import annotations
 
 import html
+import logging
+import traceback
+from pathlib import Path
 
 import panel as pn
+from bokeh.document.events import DocumentPatchedEvent
 
 from model import CheckpointError
 from model.threads import one_blas_thread
@@ -23,6 +27,10 @@ from .session import Session
 from .settings import Settings
 from .state import PROMPT
 from .style import CSS
+
+UNORDERED = "changed outside session.dispatch"
+APP = str(Path(__file__).resolve().parent)
+log = logging.getLogger(__name__)
 
 def load_model():
     """The committed checkpoint, loaded once per process (sessions share it read-only)."""
@@ -48,8 +56,32 @@ def use_page_template() -> None:
         doc.template = read("page.html")
 
 
+def where_in_the_app() -> str:
+    """The innermost line of app/ on the stack (which callback made the change)."""
+    frames = [f for f in traceback.extract_stack() if f.filename.startswith(APP) and not f.filename.endswith("main.py")]
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno} {frames[-1].name}" if frames else "?"
+
+
+def watch_the_order() -> None:
+    """Under Panel's server the app's changes reach the browser through Panel's `unlocked`
+    (app/session.py's dispatch), in the order they were made. A change made outside it takes
+    Bokeh's own path, written only once the callback has ended: it can arrive before the models
+    it names, which Panel's path sent ("reference ... isn't known" in the browser). Such a change
+    is said in the server's log, with where it was made (the browser tests read it)."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return
+
+    def check(event):
+        if isinstance(event, DocumentPatchedEvent) and event.setter is None:   # not the browser's own
+            what = f"{type(getattr(event, 'model', None)).__name__}.{getattr(event, 'attr', '')}"
+            log.warning("%s: %s at %s", UNORDERED, what, where_in_the_app())
+    pn.state.onload(lambda: doc.on_change(check))      # once the page has its first document
+
+
 def create_app(query=None):
     use_page_template()
+    watch_the_order()
     try:
         return create_view(query).layout
     except CheckpointError as e:

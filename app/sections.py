@@ -35,14 +35,21 @@ class Section:
         self.card = Disclosure()
         self.built = False
         self.card.param.watch(lambda e: e.new or self.ensure_built(), "collapsed")
-        view.session.settings.param.watch(lambda _e: self.apply_language(), "lang")
+        view.session.settings.param.watch(lambda _e: self.dispatched(self.apply_language), "lang")
         self.apply_language()
+
+    def dispatched(self, fn, *args):
+        """fn's changes reach the browser in one message, after what came before (app/session.py's
+        dispatch: a figure's new models are sent before any change that names them)."""
+        with self.view.session.dispatch():
+            return fn(*args)
 
     def ensure_built(self):
         if not self.built:
             self.built = True
-            self.build()
-            self.apply_language()
+            with self.view.session.dispatch():
+                self.build()
+                self.apply_language()
 
     def build(self):
         raise NotImplementedError

@@ -47,6 +47,17 @@ def app_url(request):
         yield url
 
 
+@pytest.fixture(autouse=True)
+def served_in_order(request):
+    """After every test on Panel's server: the app made no change the browser could receive out of
+    order (tests/servers.py's unordered_changes)."""
+    yield
+    if "app_url" in request.fixturenames:
+        from tests.servers import unordered_changes
+        url = request.getfixturevalue("app_url")
+        assert unordered_changes(url) == [], "the app changed the page outside session.dispatch"
+
+
 @pytest.fixture(scope="module")
 def site():
     """The self-contained static site, built once per test session (tests/site_fixtures.py)."""

@@ -15,6 +15,26 @@ import pytest
 from tests.browser import ROOT, free_port, serve
 
 
+# What each running `build.py dev` has printed since it started, by its URL (read by unordered_changes).
+SERVER_OUTPUT: dict[str, queue.Queue] = {}
+
+
+def unordered_changes(url: str) -> list[str]:
+    """The lines printed since the last call where the served app says it changed the page outside
+    its session's dispatch (app/main.py's watch_the_order): such a change can reach the browser
+    before the models it names."""
+    from app.main import UNORDERED
+    lines, found = SERVER_OUTPUT.get(url), []
+    while lines is not None:
+        try:
+            line = lines.get_nowait()
+        except queue.Empty:
+            break
+        if line and UNORDERED in line:
+            found.append(line.strip())
+    return found
+
+
 def output_lines(proc) -> queue.Queue:
     """The process's output lines as they come (None at its end), read by a thread of their own:
     the pipe never fills up, and a reader can wait for a line with a timeout."""
@@ -55,8 +75,10 @@ def panel_dev():
                 proc.kill()
                 pytest.fail("build.py dev did not start:\n" + "".join(said))
             said.append(line)
+        SERVER_OUTPUT[url] = lines
         yield url
     finally:
+        SERVER_OUTPUT.pop(url, None)
         proc.terminate()
         try:
             proc.wait(10)
