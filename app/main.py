@@ -58,7 +58,8 @@ def use_page_template() -> None:
 
 def where_in_the_app() -> str:
     """The innermost line of app/ on the stack (which callback made the change)."""
-    frames = [f for f in traceback.extract_stack() if f.filename.startswith(APP) and not f.filename.endswith("main.py")]
+    frames = [f for f in traceback.extract_stack()
+              if f.filename.startswith(APP) and Path(f.filename).resolve() != Path(__file__).resolve()]
     return f"{Path(frames[-1].filename).name}:{frames[-1].lineno} {frames[-1].name}" if frames else "?"
 
 
