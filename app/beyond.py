@@ -146,6 +146,10 @@ class SteppedSection(MeasuringSection):
     def draw(self):
         raise NotImplementedError
 
+    def draw_state(self):
+        """The line that says where the stepping is, drawn last (MeasuringSection.show)."""
+        raise NotImplementedError
+
     def reset(self):
         self.current = self.make()
         self.redraw()
@@ -163,6 +167,7 @@ class SteppedSection(MeasuringSection):
             e = self.current.error               # the position table's IndexError past the window
             self.error.object = "" if e is None else error_html(self.t, e, self.view.n, f"{self.key}-error",
                                                                 f"{self.key}_error_explain")
+            self.draw_state()
 
 
 # -- Batching --------------------------------------------------------------------------------------
@@ -222,7 +227,7 @@ class BatchSection(SteppedSection):
             item.label = bk_value(t("batch_position", t=pos))
         self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("batch_plot_x"), t("batch_plot_y")
         self.redraw()
-        self.render()
+        self.show()
 
     # -- the conversations -------------------------------------------------------------------------
     def make(self):
@@ -237,9 +242,6 @@ class BatchSection(SteppedSection):
 
     def draw_texts(self):
         c, t, vocab = self.current, self.t, self.view.ex.gpt.tokenizer.vocab
-        lengths = [len(x) for x in c.ids]
-        self.state.object = (f"<p data-testid='batch-state' data-steps='{c.steps}' data-b='{c.B}'>"
-                             f"{esc(t('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.view.n))}</p>")
         items = []
         for b, ids in enumerate(c.ids):
             sampled = ids[c.n_prompt[b]:]
@@ -249,6 +251,12 @@ class BatchSection(SteppedSection):
                          f"<span class='tok prompt'>{esc(token_text(vocab, ids[:c.n_prompt[b]]))}</span>"
                          f"{esc(token_text(vocab, sampled[:-1]))}{newest}</li>")
         self.texts.object = f"<ol class='convos' lang='es'>{''.join(items)}</ol>"
+
+    def draw_state(self):
+        c, t = self.current, self.t
+        lengths = [len(x) for x in c.ids]
+        self.state.object = (f"<p data-testid='batch-state' data-steps='{c.steps}' data-b='{c.B}'>"
+                             f"{esc(t('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.view.n))}</p>")
 
     def draw_tensor(self):
         c, t, vocab = self.current, self.t, self.view.ex.gpt.tokenizer.vocab
@@ -289,8 +297,6 @@ class BatchSection(SteppedSection):
         lab, t, lang = self.lab, self.t, self.lang
         if lab is None:
             return
-        state = ("lab_cancelled" if lab.cancelled else "batch_done") if lab.finished else "lab_running"
-        self.status.object = self.status_html("batch-status", t(state, done=lab.done, total=lab.total, s=lab.samples))
         ms, ratio = (lambda x: clock.ms_text(x, lang)), (lambda x: clock.ratio_text(x, lang))
         rows = lab.rows
         self.table.object = lab_table(t, t("batch_lab_title"), ["table_pos", "batch_B_short", "batch_ms_step",
@@ -310,6 +316,11 @@ class BatchSection(SteppedSection):
         from .batching import batch_sentences
         self.explain.object = ("<p class='explain' data-testid='batch-explain'>" + " ".join(
             esc(t(key, **values)) for key, values in batch_sentences(reading, lang)) + "</p>")
+
+    def status_line(self) -> str:
+        lab = self.lab
+        state = ("lab_cancelled" if lab.cancelled else "batch_done") if lab.finished else "lab_running"
+        return self.status_html("batch-status", self.t(state, done=lab.done, total=lab.total, s=lab.samples))
 
 
 # -- Speculative decoding ---------------------------------------------------------------------------
@@ -395,7 +406,7 @@ class SpecSection(SteppedSection):
             item.label = bk_value(t(f"spec_plot_{key}"))
         self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("spec_plot_x"), t("spec_plot_y")
         self.redraw()
-        self.render()
+        self.show()
 
     # -- the rounds --------------------------------------------------------------------------------
     def make(self):
@@ -410,13 +421,12 @@ class SpecSection(SteppedSection):
             self.redraw()
 
     def draw(self):
-        self.draw_phase()
         self.draw_text()
         self.draw_checks()
         self.draw_counts()
         self.draw_grid()
 
-    def draw_phase(self):
+    def draw_state(self):
         s, t = self.current, self.t
         r = s.round
         if r is None:
@@ -504,10 +514,6 @@ class SpecSection(SteppedSection):
         lab, t, lang = self.lab, self.t, self.lang
         if lab is None:
             return
-        state = ("spec_cancelled" if lab.cancelled else "spec_done") if lab.finished else "spec_running"
-        mode = t(f"spec_mode_{int(lab.kw['temperature'] == 0)}")
-        self.status.object = self.status_html("spec-status", t(state, done=lab.done, total=lab.total,
-                                                                s=len(lab.seeds), mode=mode))
         x2 = lambda x: num(x, lang, 2)                        # noqa: E731
         rows = lab.rows
         self.table.object = lab_table(
@@ -529,3 +535,9 @@ class SpecSection(SteppedSection):
         from .speculation import spec_sentences
         self.explain.object = head + ("<p class='explain' data-testid='spec-explain'>" + " ".join(
             esc(t(key, **values)) for key, values in spec_sentences(reading, lang)) + "</p>")
+
+    def status_line(self) -> str:
+        lab, t = self.lab, self.t
+        state = ("spec_cancelled" if lab.cancelled else "spec_done") if lab.finished else "spec_running"
+        mode = t(f"spec_mode_{int(lab.kw['temperature'] == 0)}")
+        return self.status_html("spec-status", t(state, done=lab.done, total=lab.total, s=len(lab.seeds), mode=mode))

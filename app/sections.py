@@ -93,7 +93,19 @@ class MeasuringSection(Section):
         raise NotImplementedError
 
     def render(self):
+        """The measurement so far (its table, plot and sentences), not its status line."""
         raise NotImplementedError
+
+    def status_line(self) -> str:
+        """The status line of the current run (status_html)."""
+        raise NotImplementedError
+
+    def show(self):
+        """The measurement, then its status line, last: whoever waits for the status (a test, a
+        screen reader's live region) finds the rest drawn (the static site sends each change as a
+        message of its own)."""
+        self.render()
+        self.status.object = "" if self.lab is None else self.status_line()
 
     async def run(self, _event=None):
         if self.lab is not None and not self.lab.finished:
@@ -104,18 +116,18 @@ class MeasuringSection(Section):
         with pn.io.unlocked():
             self.run_button.disabled, self.cancel_button.disabled = True, False
             self.progress.max, self.progress.value, self.progress.visible = lab.total, 0, True
-            self.render()
+            self.show()
         try:
             while lab.advance():
                 with pn.io.unlocked():
                     self.progress.value = lab.done
-                    self.render()
+                    self.show()
                 await asyncio.sleep(0.01)             # the browser's messages (Cancel) get in here
         finally:
             with pn.io.unlocked():
                 self.run_button.disabled, self.cancel_button.disabled = False, True
                 self.progress.visible = False
-                self.render()
+                self.show()
 
     def status_html(self, testid: str, text: str) -> str:
         """The run's state, for the reader and for tests (which run, running or done)."""
@@ -172,7 +184,7 @@ class LabSection(MeasuringSection):
         self.fig.yaxis.axis_label = self.t("clock_plot_y")
         self.hover.tooltips = [(self.t("grid_x"), "@t"), (self.t("with_cache") + " (ms)", "@cached_ms{0.000}"),
                                (self.t("without_cache") + " (ms)", "@full_ms{0.000}")]
-        self.render()
+        self.show()
 
     def new_lab(self) -> TimingLab:
         ex = self.view.ex                             # the page's text, or the same seed's full window
@@ -182,10 +194,8 @@ class LabSection(MeasuringSection):
     def render(self):
         lab, lang = self.lab, self.lang
         if lab is None:
-            self.status.object = self.table.object = self.explain.object = ""
+            self.table.object = self.explain.object = ""
             return
-        state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
-        self.status.object = self.status_html("lab-status", self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))
         rows = lab.rows
         head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
                        ("table_pos", "lab_c", "lab_tc", "table_ms_cached", "table_ms_full", "lab_clock", "lab_count"))
@@ -208,6 +218,11 @@ class LabSection(MeasuringSection):
         self.source.data = {"t": [r["t"] for r in rows], "cached_ms": [r["cached_s"] * 1e3 for r in rows],
                             "full_ms": [r["full_s"] * 1e3 for r in rows]}
         self.plot.visible = self.plot_heading.visible = self.fig.visible = bool(rows)
+
+    def status_line(self) -> str:
+        lab = self.lab
+        state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
+        return self.status_html("lab-status", self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))
 
 
 # -- 2. Prove it ------------------------------------------------------------------------------------
