@@ -10,8 +10,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import (chromium_missing, current_t, errors, foreign, open_app, open_card, plain,
-                           run_and_wait, shot, text_of, wait_plain, wait_t)
+from tests.browser import (chromium_missing, current_t, errors, foreign, open_all_sections, open_app, open_card,
+                           plain, run_and_wait, shot, text_of, wait_plain, wait_t)
 
 
 def where(app_url: str) -> str:
@@ -144,11 +144,13 @@ def test_phone_width_and_language_switch(browser, app_url):
     shot(page, where(app_url) + "app-es-phone")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360 + 1, f"horizontal scroll at 360 px: {width}"
-    page.get_by_role("button", name="Ajustes avanzados").click() if page.get_by_role(
-        "button", name="Ajustes avanzados").count() else page.get_by_text("Ajustes avanzados").click()
+    assert open_all_sections(page) == 9           # the settings and every section, built with their figures
     page.get_by_role("button", name="English").click()
     page.get_by_role("button", name="Step").wait_for()
+    for name in ("Measure in my browser", "Step the batch", "Next phase"):   # the sections relabelled too
+        page.get_by_role("button", name=name, exact=True).wait_for()
     shot(page, where(app_url) + "app-en-phone")
+    assert errors(page) == []
 
 
 def test_sections_below_the_figure(browser, app_url):
