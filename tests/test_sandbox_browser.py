@@ -16,7 +16,7 @@ import pytest
 from app.sandbox import LIMIT_S
 from tests.browser import (chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain,
                            wait_t)
-from tests.servers import panel_dev
+from tests.servers import panel_dev, unordered_changes
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -152,3 +152,4 @@ def test_reader_code_never_runs_on_the_server(browser):
         assert answered >= 3, f"only {answered} steps were answered while the reader's code ran"
         page.locator("[data-testid=challenge-result][data-run='2'][data-state=stopped]").wait_for(
             timeout=(LIMIT_S + MARGIN_S) * 1000)
+        assert unordered_changes(url) == []           # every change reached both pages in order
