@@ -35,14 +35,14 @@ class Section:
         self.card = Disclosure()
         self.built = False
         self.card.param.watch(lambda e: e.new or self.ensure_built(), "collapsed")
-        view.session.settings.param.watch(lambda _e: self.dispatched(self.apply_language), "lang")
+        view.session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.apply_language()
 
-    def dispatched(self, fn, *args):
-        """fn's changes reach the browser in one message, after what came before (app/session.py's
-        dispatch: a figure's new models are sent before any change that names them)."""
+    # Both go through the session's dispatch (app/session.py): their changes reach the browser in
+    # one message, in order, so a new figure arrives before the labels that name its models.
+    def relabel(self):
         with self.view.session.dispatch():
-            return fn(*args)
+            self.apply_language()
 
     def ensure_built(self):
         if not self.built:
