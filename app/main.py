@@ -58,8 +58,7 @@ def use_page_template() -> None:
 
 def where_in_the_app() -> str:
     """The innermost line of app/ on the stack (which callback made the change)."""
-    frames = [f for f in traceback.extract_stack()
-              if f.filename.startswith(APP) and Path(f.filename).resolve() != Path(__file__).resolve()]
+    frames = [f for f in traceback.extract_stack() if f.filename.startswith(APP) and f.filename != __file__]
     return f"{Path(frames[-1].filename).name}:{frames[-1].lineno} {frames[-1].name}" if frames else "?"
 
 
