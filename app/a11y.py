@@ -40,6 +40,7 @@ class A11y(ReactiveHTML):
     page_state = param.Dict(default={}, doc="query: the URL query of the current state (a reload keeps it); "
                                             "weights: a checksum of the model's weights (tests).")
 
+    _from_browser = ("command", "reduced_motion")     # app/intake.py
     _template = template("a11y")
     _scripts = scripts("a11y")
     _stylesheets = [A11Y_CSS]

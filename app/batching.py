@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass
 
 import numpy as np
+import param
 
 from model.batch import generate_batch, prefill_batch, step_batch
 from model.gpt import is_position_error
@@ -33,7 +34,14 @@ PROMPTS = ("La Nela", "Se puso el sol", "Marianela", "El padre de Pablo", "Celip
            "La noche", "El doctor", "Pablo", "Teodoro Golfín", "Florentina", "Aldeacorba",
            "Don Francisco Penáguilas", "Los ojos", "Dios mío", "Socartes")
 MAX_B = 32
+DEFAULT_B = 8
 BATCHES = (1, 2, 4, 8, 16, 32)          # measured, with the reader's B
+
+
+class BatchChoice(param.Parameterized):
+    """What the reader chooses in the section: its bounds are the slider's, and all a browser may
+    send (app/intake.py refuses the rest)."""
+    B = param.Integer(default=DEFAULT_B, bounds=(1, MAX_B), doc="Conversations decoded together.")
 
 
 # what a slot of the cache tensor holds
@@ -46,6 +54,8 @@ class Conversations:
     difference between a row's logits in the batch and its logits alone, so far."""
 
     def __init__(self, gpt, B: int, seed: int = 0, top_p: float = 0.9):
+        if not 1 <= B <= MAX_B:
+            raise ValueError(f"B must be 1 to {MAX_B}, not {B}")
         self.gpt, self.B, self.top_p = gpt, B, top_p
         self.prompts = [PROMPTS[b % len(PROMPTS)] for b in range(B)]
         self.seeds = [seed + b for b in range(B)]

@@ -22,8 +22,6 @@ from .style import BLUE, CSS, GREEN, GREY, HIGHLIGHT, INK, ORANGE, SKY, VERMILLI
 from .widgets import RangeInput
 
 BEYOND_CSS = CSS + Path(__file__).with_name("beyond.css").read_text(encoding="utf-8")
-DEFAULT_B = 8
-DEFAULT_K = 4
 BATCH_SAMPLES = 7        # interleaved measurements of each B per position (the table shows medians)
 SPEC_SEEDS = 7           # texts per k, one per seed, each with the draft and without (medians)
 
@@ -181,18 +179,19 @@ class BatchSection(SteppedSection):
     key = "batch"
 
     def build(self):
-        from .batching import MAX_B
-        self.size = RangeInput(start=1, end=MAX_B, value=DEFAULT_B, step=1, width=220, margin=(5, 10))
+        from .batching import BatchChoice
+        self.choice = BatchChoice()
+        self.size = RangeInput.linked(self.choice.param.B, width=220)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
         self.intro, self.state, self.texts, self.error = (beyond_pane() for _ in range(4))
         self.memory, self.proof, self.tensor_head, self.legend = (beyond_pane() for _ in range(4))
         n = self.view.n
-        self.tensor, self.cells, self.padding = cell_figure(n, 180, Range1d(DEFAULT_B + 0.5, 0.5), "/")
+        self.tensor, self.cells, self.padding = cell_figure(n, 180, Range1d(self.choice.B + 0.5, 0.5), "/")
         controls = self.measure_controls()
         self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
         self.plot_fig, self.lines = self.lab_figure()
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
-        self.size.param.watch(lambda _e: self.reset(), "value")
+        self.choice.param.watch(lambda _e: self.reset(), "B")
         self.view.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
         self.card.objects = [self.intro, pn.FlexBox(self.size, self.stepper.row, align_items="flex-end",
                                                     gap="8px 16px", sizing_mode="stretch_width"),
@@ -233,7 +232,7 @@ class BatchSection(SteppedSection):
     def make(self):
         from .batching import Conversations
         s = self.view.ex.settings
-        return Conversations(self.view.ex.gpt, int(self.size.value), seed=s.seed, top_p=s.top_p)
+        return Conversations(self.view.ex.gpt, self.choice.B, seed=s.seed, top_p=s.top_p)
 
     def draw(self):
         self.draw_texts()
@@ -290,7 +289,7 @@ class BatchSection(SteppedSection):
     # -- the clock ---------------------------------------------------------------------------------
     def new_lab(self):
         from .batching import BATCHES, BatchLab
-        return BatchLab(self.view.ex.gpt, self.positions(), batches=BATCHES + (int(self.size.value),),
+        return BatchLab(self.view.ex.gpt, self.positions(), batches=BATCHES + (self.choice.B,),
                         samples=BATCH_SAMPLES, seed=self.view.ex.settings.seed)
 
     def render(self):
@@ -340,7 +339,9 @@ class SpecSection(SteppedSection):
     def build(self):
         from . import checkpoints
         self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
-        self.k = RangeInput(start=1, end=8, value=DEFAULT_K, step=1, width=220, margin=(5, 10))
+        from .speculation import SpecChoice
+        self.choice = SpecChoice()
+        self.k = RangeInput.linked(self.choice.param.k, width=220)
         self.greedy = pn.widgets.RadioBoxGroup(options={"": False, " ": True}, value=False, inline=False,
                                                stylesheets=[WRAP_LABEL], sizing_mode="stretch_width", max_width=420)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
@@ -359,7 +360,7 @@ class SpecSection(SteppedSection):
         self.lab_intro, self.status, self.table, self.explain = (beyond_pane() for _ in range(4))
         self.plot_fig, self.series = self.lab_figure()
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
-        self.k.param.watch(lambda e: self.set_k(int(e.new)), "value")
+        self.choice.param.watch(lambda e: self.set_k(e.new), "k")
         self.greedy.param.watch(lambda _e: self.reset(), "value")
         self.view.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
         self.card.objects = [self.intro, pn.FlexBox(self.k, self.greedy, self.stepper.row, align_items="flex-end",
@@ -412,7 +413,7 @@ class SpecSection(SteppedSection):
     def make(self):
         from .speculation import SpecRun
         s = self.view.ex.settings
-        return SpecRun(self.view.ex.gpt, self.draft, k=int(self.k.value), seed=s.seed, top_p=s.top_p,
+        return SpecRun(self.view.ex.gpt, self.draft, k=self.choice.k, seed=s.seed, top_p=s.top_p,
                        greedy=self.greedy.value)
 
     def set_k(self, k: int):

@@ -19,7 +19,7 @@ from bokeh.document.events import DocumentPatchedEvent
 from model import CheckpointError
 from model.threads import one_blas_thread
 
-from . import checkpoints
+from . import checkpoints, intake
 from .component_files import read
 from .i18n import tr
 from .page import Explorable
@@ -80,6 +80,9 @@ def watch_the_order() -> None:
 
 
 def create_app(query=None):
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:     # Panel's server: a browser's
+        intake.install()                                         # changes pass its gates
     use_page_template()
     watch_the_order()
     try:

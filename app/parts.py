@@ -11,12 +11,13 @@ import html
 import sys
 
 import panel as pn
+import param
 
 from . import clock
 from .i18n import num, sci, size, tr
 from .settings import CACHE, FULL
 from .style import CSS, MODE_SWITCH_CSS, show_token
-from .widgets import Disclosure, RangeInput
+from .widgets import Disclosure, RangeInput, declared
 
 MAX_NOTICES = 3           # notices listed one by one; the rest are counted in one line
 MAX_NOTICE_VALUE = 60     # characters of a bad value shown
@@ -46,6 +47,26 @@ def defer(fn) -> None:
         doc.add_next_tick_callback(fn)
     else:
         fn()
+
+
+_MEASURER = None
+
+
+async def off_the_loop(fn):
+    """fn() for a measurement's part, without holding the other readers. Under Panel's server it runs
+    in the server's one measuring thread: the server's loop, which answers every session, takes the
+    interpreter back every few milliseconds while it runs (a part of the speculative lab computes for
+    almost 2 s; on the loop, every other reader would wait that long), and measurements of different
+    readers queue. In the reader's browser (Pyodide, no threads) it runs here: the reader's own
+    machine, and the loop yields between parts."""
+    global _MEASURER
+    doc = pn.state.curdoc
+    if sys.platform == "emscripten" or doc is None or doc.session_context is None:
+        return fn()
+    if _MEASURER is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _MEASURER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kv-measure")
+    return await asyncio.get_running_loop().run_in_executor(_MEASURER, fn)
 
 
 class OnSession:
@@ -355,10 +376,14 @@ class PageState(Part):
 
 def linked(widget_class, parameter, **kw):
     """A widget linked both ways to a setting (its bounds and step come from the parameter; the
-    parameter's English doc is not shown as the widget's description)."""
+    parameter's English doc is not shown as the widget's description). The widget's value takes
+    the parameter's bounds, and a browser's value must be one the parameter takes (app/intake.py)."""
     if "description" in widget_class.param:
         kw.setdefault("description", None)
-    return widget_class.from_param(parameter, **kw)
+    widget = widget_class.from_param(parameter, **kw)
+    if isinstance(parameter, param.Number) and isinstance(widget.param.value, param.Number):
+        widget.param.value.bounds = parameter.bounds
+    return declared(widget, parameter)
 
 
 class Animation:

@@ -177,6 +177,7 @@ class CodeSandbox(ReactiveHTML):
     response = param.Dict(default={}, doc="Set by the browser: the answer to the request.")
     status = param.String(default="off", doc="Set by the browser: off | starting | ready | running | failed.")
 
+    _from_browser = ("response", "status")                 # app/intake.py
     _template = '<div id="sandbox" class="kv-sandbox" aria-hidden="true"></div>'
     _scripts = {
         "render": (HERE / "sandbox_host.js").read_text(encoding="utf-8"),

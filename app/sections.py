@@ -19,7 +19,7 @@ from . import calculator, cell, challenge, clock, quiz, sandbox
 from .fields import FIELD_WIDTH, WRAP_LABEL, NumberField
 from .i18n import num, plain_number, sci, size, tr
 from .lab import TimingLab
-from .parts import esc, scroll_region
+from .parts import esc, off_the_loop, scroll_region
 from .style import CSS, GREEN, GREY
 from .widgets import Disclosure
 
@@ -118,7 +118,7 @@ class MeasuringSection(Section):
             self.progress.max, self.progress.value, self.progress.visible = lab.total, 0, True
             self.show()
         try:
-            while lab.advance():
+            while await off_the_loop(lab.advance):
                 with pn.io.unlocked():
                     self.progress.value = lab.done
                     self.show()

@@ -7,13 +7,14 @@ model.quantize) is fetched or imported before.
 from __future__ import annotations
 
 import asyncio
+import functools
 
 import panel as pn
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool
 
 from . import checkpoints, smaller
 from .i18n import num, sci, size
-from .parts import esc, linked
+from .parts import esc, linked, off_the_loop
 from .sections import Section
 from .style import GREEN
 
@@ -98,7 +99,8 @@ class SmallerSection(Section):
                 ids = window_ids(gpt, seed=settings.seed, top_p=settings.top_p)
                 loss = checkpoints.metrics(smaller.CHECKPOINT[h])["held_out_loss"]
                 for fmt in smaller.FORMATS:
-                    self.rows.append(smaller.combination(gpt, ids, h, fmt, loss, self.view.ex.n_prompt))
+                    part = functools.partial(smaller.combination, gpt, ids, h, fmt, loss, self.view.ex.n_prompt)
+                    self.rows.append(await off_the_loop(part))
                     with pn.io.unlocked():
                         self.render_result()
                     await asyncio.sleep(0.01)

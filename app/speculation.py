@@ -14,6 +14,7 @@ model/timing.py), next to the chapter's formula and the count (model/cost.py).
 from __future__ import annotations
 
 import numpy as np
+import param
 
 from model import cost
 from model.gpt import is_position_error
@@ -28,6 +29,7 @@ from .state import StepError
 
 PROMPT = "La Nela"
 KS = tuple(range(1, 9))
+DEFAULT_K = 4
 C_SAMPLES = 9            # interleaved measurements of a step of each model, for c by the clock
 
 # what a column of a cache shows after a phase
@@ -44,11 +46,19 @@ def column_states(before: int, after: int, n_ctx: int) -> np.ndarray:
     return states
 
 
+class SpecChoice(param.Parameterized):
+    """What the reader chooses in the section: its bounds are the slider's, and all a browser may
+    send (app/intake.py refuses the rest)."""
+    k = param.Integer(default=DEFAULT_K, bounds=(KS[0], KS[-1]), doc="Tokens the draft proposes per round.")
+
+
 class SpecRun:
     """Speculative decoding one phase per `advance()`: 'draft', 'check', 'decide', again."""
 
     def __init__(self, gpt, draft, k: int = 4, seed: int = 0, top_p: float = 0.9, greedy: bool = False,
                  prompt: str = PROMPT):
+        if k not in KS:
+            raise ValueError(f"k must be one of {KS}, not {k}")
         self.gpt, self.k, self.greedy = gpt, k, greedy
         ids = gpt.tokenizer.encode(prompt)
         self.spec = Speculative(gpt, draft, ids, seed, 0.0 if greedy else 1.0, None, top_p)

@@ -94,7 +94,9 @@ def apply_patch(patch) -> None:
     """Apply a change the reader made on the page (BokehJS's JSON patch, a JavaScript object)."""
     from panel.io.pyodide import _convert_json_patch
     from panel.io.state import state
-    state.curdoc.apply_json_patch(_convert_json_patch(patch), setter=SETTER)
+
+    from .intake import apply_patch as through_the_door
+    through_the_door(state.curdoc, _convert_json_patch(patch), setter=SETTER)
 
 
 def source_modules(names_json: str) -> str:

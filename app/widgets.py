@@ -20,9 +20,10 @@ WIDGETS_CSS = stylesheet("widgets")
 class DisclosureButton(ReactiveHTML):
     expanded = param.Boolean(default=False, doc="Set by Python once the section is open (and built): then "
                                                 "aria-expanded says so, with the content there to read.")
-    presses = param.Integer(default=0, doc="The reader pressed the button (click, Enter or Space).")
+    presses = param.Integer(default=0, bounds=(0, 2 ** 31), doc="The reader pressed the button (click, Enter or Space).")
     label = param.String(default="")
 
+    _from_browser = ("presses",)        # app/intake.py: the only parameter a browser may set
     _template = template("disclosure")
     _scripts = scripts("disclosure")
     _stylesheets = [WIDGETS_CSS]
@@ -70,17 +71,29 @@ class RangeInput(ReactiveHTML):
     digits = param.Integer(default=0, doc="Decimals shown beside the label.")
     label = param.String(default="")
 
+    _from_browser = ("value",)
     _template = template("range")
     _scripts = scripts("range")
     _stylesheets = [WIDGETS_CSS]
 
     @classmethod
     def linked(cls, parameter, digits: int = 0, **kw) -> "RangeInput":
-        """A range over a numeric parameter's bounds and step, linked both ways to it."""
+        """A range over a numeric parameter's bounds and step, linked both ways to it. The widget's
+        value takes the parameter's bounds too: what a browser sends beyond them is refused
+        (app/intake.py), from the same declaration that draws the slider."""
         owner, name = parameter.owner, parameter.name
         lo, hi = parameter.bounds
         kw.setdefault("margin", (5, 10))
         widget = cls(value=getattr(owner, name), start=lo, end=hi, step=parameter.step or 1, digits=digits, **kw)
+        widget.param.value.bounds = (lo, hi)
         owner.param.watch(lambda e: setattr(widget, "value", e.new), name)
-        widget.param.watch(lambda e: setattr(owner, name, type(getattr(owner, name))(e.new)), "value")
-        return widget
+        kind = round if isinstance(parameter, param.Integer) else float
+        widget.param.watch(lambda e: setattr(owner, name, kind(e.new)), "value")
+        return declared(widget, parameter)
+
+
+def declared(widget, parameter):
+    """The parameter a widget's value goes to: a value from the browser must be one it takes (its type,
+    bounds, choices), checked before it reaches the widget (app/intake.py)."""
+    widget._browser_declares = {"value": parameter}
+    return widget

@@ -9,14 +9,17 @@ import queue
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from tests.browser import ROOT, free_port, serve
 
 
-# What each running `build.py dev` has printed since it started, by its URL (read by unordered_changes).
+# What each running `build.py dev` has printed since it started, by its URL (read by unordered_changes),
+# and its process id (tests read its memory).
 SERVER_OUTPUT: dict[str, queue.Queue] = {}
+SERVER_PID: dict[str, int] = {}
 
 
 def unordered_changes(url: str) -> list[str]:
@@ -33,6 +36,25 @@ def unordered_changes(url: str) -> list[str]:
         if line and UNORDERED in line:
             found.append(line.strip())
     return found
+
+
+def server_lines(url: str) -> list[str]:
+    """Every line the server printed since the last call (and since unordered_changes' last call)."""
+    lines, found = SERVER_OUTPUT.get(url), []
+    while lines is not None:
+        try:
+            line = lines.get_nowait()
+        except queue.Empty:
+            break
+        if line:
+            found.append(line.rstrip("\n"))
+    return found
+
+
+def server_memory_mb(url: str) -> float:
+    """The server process's resident memory (Linux), in MB."""
+    status = Path(f"/proc/{SERVER_PID[url]}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024
 
 
 def output_lines(proc) -> queue.Queue:
@@ -75,10 +97,11 @@ def panel_dev():
                 proc.kill()
                 pytest.fail("build.py dev did not start:\n" + "".join(said))
             said.append(line)
-        SERVER_OUTPUT[url] = lines
+        SERVER_OUTPUT[url], SERVER_PID[url] = lines, proc.pid
         yield url
     finally:
         SERVER_OUTPUT.pop(url, None)
+        SERVER_PID.pop(url, None)
         proc.terminate()
         try:
             proc.wait(10)

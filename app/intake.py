@@ -1,0 +1,294 @@
+"""Trust nothing a browser sends: what reaches the app from the page, and how much of it.
+
+Under Panel's server anyone can open the app's websocket and send any value for any property of
+any model, and events for any model (tests/forge.py does). One door stands between that and the
+app, `apply_patch`, for every patch a browser sends (Panel's server: `gated_patch`; the static
+site's worker: app/wasm.py). Each change is checked on its own, before it touches the document:
+
+1. Someone listens: the app reads that property of that model (Panel's links) or that event of
+   that model (a click); nothing else is applied: not a plot's range, a label, a new root, a data
+   source, a layout's children.
+2. A reader could have made it (`settable`): a widget's value, never its label, options, size or
+   state; the page's own components say theirs (`_from_browser`); a layout or a pane, nothing.
+3. It is small: a value's JSON is bounded in size and depth (`MAX_BYTES`, `MAX_DEPTH`; the
+   sandbox's answer may be larger, `LARGER`).
+4. Its declarations take it: Bokeh's property (its type) and the parameter it goes to (its type,
+   its bounds, finite: no NaN, no infinity; its choices), and the one the widget is linked to
+   (`parts.linked`, `RangeInput.linked`: `widgets.declared`), whose bounds the widget shows: one
+   declaration, on the page and here.
+
+What is refused never reaches the document, so neither the app nor the reader's other pages see
+it; each refusal is one line in the log ("refused from the browser: ..."), never a traceback. The
+work a forged value can cause is the work the page itself allows, and a session's document holds
+at most a few kilobytes a browser chose.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import math
+
+import param
+
+log = logging.getLogger("app.intake")
+
+REFUSED = "refused from the browser"
+MAX_BYTES = 64 * 1024          # a value's JSON: a reader's code fits many times over
+MAX_DEPTH = 16                 # nesting of lists and objects in one value
+LARGER = {"response": 3 * 1024 * 1024}   # the sandbox's answer (app/sandbox.py reads at most 2 MB of it)
+SHOWN = 80                     # characters of a refused value in the log line
+READER_SETS = ("value", "value_input", "value_throttled")     # what a reader does with a widget
+
+
+class Refused(Exception):
+    """Why a change or an event from the browser is not applied."""
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= SHOWN else text[:SHOWN] + f"… ({len(text)} characters)"
+
+
+def refuse(what: str, why: str, value=None) -> None:
+    log.warning("%s: %s: %s%s", REFUSED, what, why, "" if value is None else f" ({_short(value)})")
+
+
+# -- what is small ----------------------------------------------------------------------------------
+
+def too_big(value, limit: int) -> str | None:
+    """Why a JSON value is too big or too deep (None if it is not), walked without recursion."""
+    stack, seen = [(value, 1)], 0
+    while stack:
+        x, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH}"
+        if isinstance(x, str):
+            seen += len(x)
+        elif isinstance(x, dict):
+            seen += len(x)
+            for k, v in x.items():
+                seen += len(str(k))
+                stack.append((v, depth + 1))
+        elif isinstance(x, list):
+            seen += len(x)
+            stack.extend((v, depth + 1) for v in x)
+        else:
+            seen += 8
+        if seen > limit:
+            return f"larger than {limit:,} bytes"
+    return None
+
+
+# -- who listens, and what a reader can set --------------------------------------------------------
+
+def listeners(model, attr: str) -> list:
+    """The Panel objects that read `attr` of a Bokeh model, with the name Panel gives the property
+    (their links are functools.partial(obj._server_change, doc, ref, subpath)); a callback of
+    another kind counts as a listener with no Panel object (None)."""
+    out = []
+    for cb in model._callbacks.get(attr, []):
+        func = cb.func if isinstance(cb, functools.partial) else cb
+        owner = getattr(func, "__self__", None)
+        if isinstance(cb, functools.partial) and owner is not None and len(cb.args) == 3:
+            subpath = cb.args[2]
+            out.append((owner, f"{subpath}.{attr}" if subpath else attr))
+        else:
+            out.append((None, attr))
+    return out
+
+
+def settable(obj) -> tuple[str, ...] | None:
+    """The parameters a browser may set on a Panel object (None: any, within its declarations)."""
+    from panel.layout.base import ListLike
+    from panel.pane.base import PaneBase
+    from panel.widgets.base import Widget
+    own = getattr(type(obj), "_from_browser", None)
+    if own is not None:
+        return own
+    if isinstance(obj, Widget):
+        return READER_SETS
+    if isinstance(obj, (PaneBase, ListLike)):
+        return ()
+    return None
+
+
+def refusal(p: param.Parameter, value) -> str | None:
+    """Why the parameter `p` does not take `value` from a browser (None: it does)."""
+    if p.constant or p.readonly:
+        return "not settable"
+    if isinstance(p, param.Number) and not isinstance(p, param.Boolean):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return "not a number"
+        if not math.isfinite(value):
+            return "not finite"
+        if isinstance(p, param.Integer) and not float(value).is_integer():
+            return "not an integer"
+        lo, hi = p.bounds or (None, None)
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            return f"outside {lo}..{hi}"
+    try:
+        p._validate(value)
+    except Exception as e:                     # the declaration's own check: its type, its choices
+        return f"{type(e).__name__}: {str(e)[:160]}"
+    return None
+
+
+def check_param(obj, key: str, value) -> None:
+    """Raise Refused unless the Panel object takes `value` for its property `key` from a browser."""
+    allowed = settable(obj)
+    try:
+        params = obj._process_property_change({key: value})
+    except Exception as e:                     # Panel's own mapping failed (an index past the options)
+        raise Refused(f"{type(e).__name__}: {str(e)[:160]}") from None
+    if not params:
+        raise Refused("it sets nothing")
+    for name, v in params.items():
+        if "." in name or name not in obj.param or (allowed is not None and name not in allowed):
+            raise Refused("the browser may not set it")
+        why = refusal(obj.param[name], v)
+        target = getattr(obj, "_browser_declares", {}).get(name)      # the parameter it is linked to
+        if why is None and target is not None:
+            why = refusal(target, v)
+        if why:
+            raise Refused(why)
+
+
+# -- one change, one event --------------------------------------------------------------------------
+
+def _model(doc, rep):
+    mid = rep.get("id") if isinstance(rep, dict) else None
+    return doc.get_model_by_id(mid) if isinstance(mid, str) else None
+
+
+def _event_target(rep: dict):
+    """A UI event's (model reference, name), as BokehJS encodes it."""
+    data = rep.get("msg_data")
+    if not isinstance(data, dict) or data.get("type") != "event" or not isinstance(data.get("name"), str):
+        raise Refused("not an event")
+    values = data.get("values")
+    entries = values.get("entries") if isinstance(values, dict) else None
+    model = None
+    if isinstance(entries, list):
+        model = next((e[1] for e in entries if isinstance(e, list) and len(e) == 2 and e[0] == "model"), None)
+    return model, data["name"]
+
+
+def decoded(doc, rep: dict, buffers):
+    """The event with its values decoded as Bokeh decodes them (NaN, references to known models)."""
+    from bokeh.core.serialization import Deserializer, Serialized
+    try:
+        return Deserializer(list(doc.models)).deserialize(Serialized(rep, buffers))
+    except Exception as e:
+        raise Refused(f"{type(e).__name__}: {str(e)[:160]}") from None
+
+
+def check_change(doc, rep: dict, buffers) -> None:
+    """Raise Refused unless a ModelChanged event passes every gate (the module's docstring)."""
+    model, attr = _model(doc, rep.get("model")), rep.get("attr")
+    if model is None:
+        raise Refused("no such model")
+    who = listeners(model, attr) if isinstance(attr, str) else []
+    if not who:
+        raise Refused("the app does not listen to it")
+    why = too_big(rep.get("new"), LARGER.get(attr, MAX_BYTES))
+    if why:
+        raise Refused(why)
+    new = decoded(doc, rep, buffers)["new"]
+    prop = model.lookup(attr, raises=False)
+    if prop is None or not prop.property.is_valid(new):
+        raise Refused(f"not a valid {type(model).__name__}.{attr}")
+    for owner, key in who:
+        if owner is not None:
+            check_param(owner, key, new)
+
+
+def check_event(doc, rep: dict) -> None:
+    """Raise Refused unless a UI event goes to a model (or the document) that listens to it."""
+    if rep.get("msg_type") != "bokeh_event":
+        raise Refused(f"a browser may not send the message {str(rep.get('msg_type'))[:40]!r}")
+    ref, name = _event_target(rep)
+    if ref is None:
+        listening = doc.callbacks.event_callbacks_for_event_name(name)
+    else:
+        model = _model(doc, ref)
+        listening = model is not None and model._event_callbacks.get(name)
+    if not listening:
+        raise Refused(f"the app does not listen to the event {name[:40]!r}")
+    why = too_big(rep, MAX_BYTES)
+    if why:
+        raise Refused(why)
+
+
+def _what(doc, rep) -> str:
+    if not isinstance(rep, dict):
+        return "?"
+    if rep.get("kind") == "ModelChanged":
+        model, attr = _model(doc, rep.get("model")), str(rep.get("attr"))[:40]
+        owners = [o for o, _key in listeners(model, attr)] if model is not None else []
+        if owners and owners[0] is not None:             # the Panel object, as the app names it
+            return f"{type(owners[0]).__name__}.{attr}"
+        return f"{type(model).__name__ if model is not None else '?'}.{attr}"
+    return str(rep.get("kind"))[:40]
+
+
+def apply_patch(doc, patch, setter=None) -> int:
+    """Apply the admitted events of a browser's patch ({"events": [...]}, or Bokeh's Serialized), one
+    at a time; refuse the rest, a line each. Returns how many were applied."""
+    from bokeh.core.serialization import Serialized
+    buffers = patch.buffers if isinstance(patch, Serialized) else None
+    content = patch.content if isinstance(patch, Serialized) else patch
+    events = content.get("events") if isinstance(content, dict) else None
+    if not isinstance(events, list):
+        refuse("patch", "no list of events")
+        return 0
+    applied = 0
+    for rep in events:
+        try:
+            if not isinstance(rep, dict):
+                raise Refused("not an event")
+            if rep.get("kind") == "ModelChanged":
+                check_change(doc, rep, buffers)
+            elif rep.get("kind") == "MessageSent":
+                check_event(doc, rep)
+            else:
+                raise Refused(f"a browser may not send {str(rep.get('kind'))[:40]!r}")
+            doc.apply_json_patch(Serialized({"events": [rep]}, buffers), setter=setter)
+            applied += 1
+        except Refused as e:
+            refuse(_what(doc, rep), str(e), rep.get("new") if isinstance(rep, dict) else rep)
+    return applied
+
+
+def gated_patch(self, message, connection):
+    """bokeh.server.session.ServerSession._handle_patch, through the door (`install` puts it under
+    the document's lock, as Bokeh's own)."""
+    from bokeh.document.callbacks import invoke_with_curdoc
+    self._current_patch_connection = connection
+    try:
+        invoke_with_curdoc(self.document, lambda: apply_patch(self.document, message.payload, setter=self))
+    finally:
+        self._current_patch_connection = None
+    return connection.ok(message)
+
+
+def install() -> None:
+    """The door for Panel's server, once per process; Bokeh's messages about a browser's message it
+    cannot read (JSON nested too deep, say) in one line."""
+    from bokeh.server.session import ServerSession, _needs_document_lock
+    if getattr(ServerSession._handle_patch, "__wrapped__", None) is not gated_patch:
+        ServerSession._handle_patch = _needs_document_lock(gated_patch)
+    for name in ("bokeh.server.views.ws", "bokeh.server.protocol_handler"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, OneLine) for f in logger.filters):
+            logger.addFilter(OneLine())
+
+
+class OneLine(logging.Filter):
+    """Bokeh's server logs a message it cannot read with the whole message and a traceback: one line is
+    enough, the message is the browser's fault."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info:
+            record.msg = f"{REFUSED}: {record.getMessage().splitlines()[0][:200]}"
+            record.args, record.exc_info, record.exc_text = None, None, None
+        return True

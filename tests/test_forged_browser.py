@@ -1,0 +1,180 @@
+"""Under Panel's server one reader cannot stall or bloat another (app/intake.py).
+
+A hostile reader speaks Bokeh's protocol without BokehJS (tests/forge.py), so no check of the
+browser's stands in the way: it opens every section of its page, then gives every attribute of
+every model of its document hostile values (huge and negative numbers, NaN and infinity, wrong
+types, 1 MB strings, objects nested 40 deep) and sends events to every model. Meanwhile reader B,
+in a browser, steps. Then the hostile reader's own session still answers a click, reader B's page
+still works, the server's memory has grown by less than 100 MB, and its log has one line per
+refusal and no traceback. Reader A forges the batch size of the report (30,000, through BokehJS
+in a real page): refused the same way, and A's page goes on.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser import chromium_missing, errors, open_all_sections, open_app, wait_t
+from tests.forge import INF, NAN, RawSession
+from tests.servers import panel_dev, server_lines, server_memory_mb
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+REFUSED = "refused from the browser"
+MiB = 1024 * 1024
+
+
+def deep(n: int):
+    x = {}
+    for _ in range(n):
+        x = {"k": x}
+    return x
+
+
+HOSTILE = [10 ** 15, -10 ** 15, -1, 0, 2 ** 63, 0.5, NAN, INF, {"type": "number", "value": "-inf"}, "x", "",
+           True, None, [], list(range(1000)), {"k": "v"}, deep(40), {"id": "p0"}]
+BIG = "y" * MiB
+
+
+# The parameters of the page's own components (their Bokeh data models' classes are made at run time):
+# the ones a browser may set and the ones it may not.
+COMPONENT_ATTRIBUTES = ("presses", "expanded", "label", "value", "start", "end", "step", "digits", "command",
+                        "reduced_motion", "message", "lang", "page_state", "response", "status", "request",
+                        "wanted", "runtime", "sources", "files")
+
+
+def attributes(model: dict) -> list[str]:
+    """Every attribute of a model a browser could change: its class's properties when the class is
+    known here (Bokeh's and Panel's), the ones it was sent with, and the components' parameters."""
+    import panel.models  # noqa: F401  (registers Panel's model classes)
+    from bokeh.model import Model
+    cls = Model.model_class_reverse_map.get(model["name"])
+    names = set(model["attributes"]) | (set(cls.properties()) if cls is not None else set(COMPONENT_ATTRIBUTES))
+    return sorted(names - {"tags", "js_property_callbacks", "js_event_callbacks", "id"})
+
+
+def position(session: RawSession) -> str:
+    """The text's position as the session's document has it now (t = ... / 64)."""
+    session.doc = None
+    texts = [m["attributes"].get("text", "") for m in session.models().values()]
+    return next(re.search(r"t = \d+ / \d+", t).group(0) for t in texts if isinstance(t, str) and "tpos" in t)
+
+
+def attack(url: str, report: dict) -> None:
+    """A session of its own, every section open; every attribute of every model, every hostile value;
+    some 1 MB strings; events to every model. Counts what the server answered in `report`; then one
+    reader's click: the session still answers."""
+    with RawSession(url, timeout=300) as s:
+        s.patch([(mid, "presses", 1) for mid in s.models()])      # refused but by the sections' buttons
+        models = {}
+        while True:                      # the server builds the sections at its next ticks
+            s.doc = None
+            now = s.models()
+            if len(now) == len(models):
+                break
+            models = now
+            time.sleep(1)
+        report["models"] = len(models)
+        pairs = [(mid, attr) for mid, m in models.items() for attr in attributes(m)]
+        report["pairs"] = len(pairs)
+        for value in HOSTILE:
+            for i in range(0, len(pairs), 400):
+                report["answers"].append(s.patch([(mid, attr, value) for mid, attr in pairs[i:i + 400]]))
+        for i, (mid, attr) in enumerate(pairs):           # 1 MB: one attribute a model, and every value
+            if i % 7 == 0 or attr in ("value", "value_input", "active", "presses", "command", "response", "text"):
+                report["answers"].append(s.patch([(mid, attr, BIG)]))
+        for mid in list(models)[:200]:                    # clicks and UI events on models that do not listen
+            report["answers"].append(s.event(mid, "button_click"))
+            report["answers"].append(s.event(mid, "tap", {"x": NAN, "y": "x"}))
+        report["answers"].append(s.raw_patch('{"events": [{"kind": "RootAdded", "model": {"type": "object", '
+                                             '"name": "Div", "id": "forged", "attributes": {"text": "x"}}}]}'))
+        s.doc = None
+        models = s.models()
+        reset, step = ([mid for mid, m in models.items() if m["attributes"].get("label") == name][0]
+                       for name in ("Reiniciar", "Avanzar"))
+        s.event(reset, "button_click")
+        before = position(s)
+        s.event(step, "button_click")
+        report["positions"] = before, position(s)
+    report["done"] = True
+
+
+class Stepper:
+    """A reader who steps, and starts over at the window's end."""
+
+    def __init__(self, page):
+        self.page, self.t = page, 2
+        self.button = page.get_by_role("button", name="Avanzar")
+
+    def step(self):
+        if self.t == 64:
+            self.page.get_by_role("button", name="Reiniciar").first.click()
+            self.t = 2
+        else:
+            self.button.click()
+            self.t += 1
+        wait_t(self.page, self.t)
+
+
+def test_a_hostile_session_cannot_stall_or_bloat_the_server(browser):
+    with panel_dev() as url:
+        a, _ = open_app(browser, url, "?lang=es")
+        wait_t(a, 2)
+        open_all_sections(a)
+        b, _ = open_app(browser, url, "?lang=es")
+        wait_t(b, 2)
+        reader_b = Stepper(b)
+        reader_b.step()
+        server_lines(url)
+        memory_before = server_memory_mb(url)
+
+        report = {"answers": [], "done": False}
+        attacker = threading.Thread(target=attack, args=(url, report), daemon=True)
+        attacker.start()
+        during = 0                              # B's steps answered while the attack is under way
+        while attacker.is_alive():
+            reader_b.step()
+            during += attacker.is_alive()
+        attacker.join(600)
+        assert report["done"], "the attack did not finish"
+        assert during >= 5, f"only {during} of reader B's steps were answered during the attack"
+        assert report["pairs"] > 1000 and all(x == "OK" for x in report["answers"]), \
+            [x for x in report["answers"] if x != "OK"][:3]
+        assert report["positions"] == ("t = 2 / 64", "t = 3 / 64")       # the hostile session still works
+
+        # The report's forged batch size, through BokehJS in A's own page.
+        a.evaluate("""() => {
+          const doc = Bokeh.documents[0];
+          for (const m of doc.all_models) {
+            if (m.data && m.data.end === 32 && 'value' in m.data) m.data.value = 30000;
+          }
+        }""")
+        for _ in range(3):
+            reader_b.step()
+
+        # Both pages still work: A steps and resets (its sections are open: the text's position is the
+        # page's first), B goes on; neither page saw an error.
+        position_a = expect(a.locator(".tpos").first)
+        for t_a in (3, 4, 5):
+            a.get_by_role("button", name="Avanzar", exact=True).click()
+            position_a.to_have_text(f"t = {t_a} / 64", timeout=60000)
+        a.get_by_role("button", name="Reiniciar", exact=True).click()
+        position_a.to_have_text("t = 2 / 64", timeout=60000)
+        reader_b.step()
+        batch = a.locator("[data-testid=batch-state]")
+        assert batch.get_attribute("data-b") == "8"          # the forged size changed nothing
+        assert errors(a) == [] and errors(b) == []
+
+        growth = server_memory_mb(url) - memory_before
+        lines = server_lines(url)
+        refused = [line for line in lines if REFUSED in line]
+        first = next((i for i, line in enumerate(lines) if "Traceback" in line), None)
+        assert first is None, "\n".join(lines[max(0, first - 2):first + 40])
+        assert len(refused) > report["pairs"], "every hostile value is said in the log"
+        assert any("RangeInput.value: outside 1..32 (30000)" in line for line in refused)
+        assert all(len(line) < 600 for line in refused)
+        assert growth < 100, f"the server's memory grew by {growth:.0f} MB"

@@ -1,0 +1,221 @@
+"""What a browser sends passes two gates (app/intake.py): the document's door (only what the app
+listens to, bounded in size and depth) and the parameters' declarations (type, bounds, choices).
+Here the patches are written by hand, as a hostile page would, and applied to a real document of
+the explorable (no browser, no server: the same door the static site's worker uses)."""
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from bokeh.document import Document
+
+from app import intake
+from app.main import create_view
+from tests.forge import INF, NAN
+
+
+@pytest.fixture(scope="module")
+def page():
+    """The explorable in a document, every section open, the gates installed."""
+    view = create_view("?t=10")
+    doc = Document()
+    view.layout.server_doc(doc)
+    for section in view.sections:
+        section.card.collapsed = False
+    return view, doc
+
+
+@pytest.fixture
+def refusals(caplog):
+    """The lines the gates logged during the test (and a check that none carried a traceback)."""
+    caplog.set_level(logging.WARNING, logger="app.intake")
+    lines = []
+    yield lines
+    for r in caplog.records:
+        assert r.exc_info is None and "Traceback" not in r.getMessage()
+        lines.append(r.getMessage())
+
+
+def bokeh_model(view, widget, doc):
+    """The Bokeh model of a Panel object in this document; for a ReactiveHTML component, its data model."""
+    models = [m for m, _parent in widget._models.values() if m.document is doc]
+    model = models[0]
+    return getattr(model, "data", model)
+
+
+def change(doc, model, attr, value) -> int:
+    return intake.apply_patch(doc, {"events": [{"kind": "ModelChanged", "model": {"id": model.id},
+                                                "attr": attr, "new": value}]})
+
+
+def section(view, key):
+    return next(s for s in view.sections if s.key == key)
+
+
+@pytest.mark.parametrize("forged", [30000, -1, 0, 33, NAN, INF, "abc", True, [1, 2], {"x": 1}, None])
+def test_a_forged_batch_size_is_refused_and_changes_nothing(page, refusals, caplog, forged):
+    view, doc = page
+    batch = section(view, "batch")
+    before = batch.current
+    change(doc, bokeh_model(view, batch.size, doc), "value", forged)
+    assert batch.choice.B == 8 and batch.current is before          # nothing rebuilt
+    assert any(intake.REFUSED in r.getMessage() for r in caplog.records)
+
+
+def test_a_value_within_the_declaration_is_taken(page, refusals):
+    view, doc = page
+    batch = section(view, "batch")
+    assert change(doc, bokeh_model(view, batch.size, doc), "value", 3) == 1
+    assert batch.choice.B == 3 and batch.current.B == 3
+    change(doc, bokeh_model(view, batch.size, doc), "value", 8)
+    assert batch.choice.B == 8
+
+
+def test_the_sliders_bounds_are_the_declarations(page):
+    """One declaration: the slider's start and end, and what the gate accepts."""
+    view, _doc = page
+    batch, spec = section(view, "batch"), section(view, "spec")
+    assert (batch.size.start, batch.size.end) == batch.choice.param.B.bounds == batch.size.param.value.bounds
+    assert (spec.k.start, spec.k.end) == spec.choice.param.k.bounds == spec.k.param.value.bounds
+    speed = view.controls.speed
+    assert (speed.start, speed.end) == view.session.settings.param.speed.bounds == speed.param.value.bounds
+
+
+@pytest.mark.parametrize("forged", [0, 9, 1e9, NAN, "4"])
+def test_a_forged_k_is_refused(page, refusals, forged):
+    view, doc = page
+    spec = section(view, "spec")
+    change(doc, bokeh_model(view, spec.k, doc), "value", forged)
+    assert spec.choice.k == 4 and spec.current.k == 4
+    assert refusals is not None
+
+
+@pytest.mark.parametrize("attr, forged", [("value", 2 ** 40), ("value", -5), ("value", NAN), ("value", "1e3")])
+def test_a_forged_seed_is_refused(page, refusals, attr, forged):
+    view, doc = page
+    seed = view.advanced.seed
+    change(doc, bokeh_model(view, seed, doc), attr, forged)
+    assert view.session.settings.seed == 0
+
+
+def test_a_forged_choice_is_refused(page, refusals, caplog):
+    """Panel maps a radio group's index to its option: an index past the options is refused, not a
+    traceback."""
+    view, doc = page
+    switch = view.controls.mode_switch
+    for forged in (99, -3, "x", 1.5):
+        change(doc, bokeh_model(view, switch, doc), "active", forged)
+        assert view.session.settings.mode == "cache"
+    assert sum(intake.REFUSED in r.getMessage() for r in caplog.records) == 4
+
+
+def test_what_the_app_does_not_listen_to_is_never_applied(page, refusals, caplog):
+    view, doc = page
+    plot = view.bars.fig if hasattr(view.bars, "fig") else next(m for m in doc.models if type(m).__name__ == "Plot")
+    ranges = [m for m in doc.models if type(m).__name__ == "Range1d"]
+    texts = [m for m in doc.models if type(m).__name__ == "HTML"]
+    before = (ranges[0].start, texts[0].text)
+    assert change(doc, ranges[0], "start", -1e308) == 0
+    assert change(doc, texts[0], "text", "<script>alert(1)</script>") == 0
+    assert change(doc, plot, "visible", False) == 0
+    assert (ranges[0].start, texts[0].text) == before
+    # the slider's own bounds and label: the browser may set its value only
+    batch = section(view, "batch")
+    data = bokeh_model(view, batch.size, doc)
+    change(doc, data, "end", 10 ** 9)
+    change(doc, data, "label", "x" * 1000)
+    assert batch.size.end == 32 and "x" * 1000 != batch.size.label
+    assert len(caplog.records) >= 5
+
+
+@pytest.mark.parametrize("event", [
+    {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "forged1", "attributes": {"text": "x"}}},
+    {"kind": "RootRemoved", "model": {"id": "p1"}},
+    {"kind": "TitleChanged", "title": "x" * 100},
+    {"kind": "ColumnDataChanged", "model": {"id": "p1"}, "attr": "data", "data": {}},
+    {"kind": "MessageSent", "msg_type": "anything", "msg_data": {}},
+    "not an event", 42, None,
+])
+def test_other_kinds_of_change_are_refused(page, refusals, event):
+    _view, doc = page
+    roots, title = list(doc.roots), doc.title
+    assert intake.apply_patch(doc, {"events": [event]}) == 0
+    assert list(doc.roots) == roots and doc.title == title
+
+
+def test_sizes_and_depths_are_bounded(page, refusals):
+    view, doc = page
+    editor = section(view, "prove").editor
+    data = bokeh_model(view, editor, doc)
+    code = "print('hola')\n" * 100
+    assert change(doc, data, "value", code) == 1 and editor.value == code
+    assert change(doc, data, "value", "x" * (intake.MAX_BYTES + 1)) == 0 and editor.value == code
+    deep = []
+    for _ in range(intake.MAX_DEPTH + 2):
+        deep = [deep]
+    assert change(doc, data, "value", deep) == 0
+    sandbox = bokeh_model(view, view.sandbox, doc)
+    answer = {"id": 0, "status": "done", "answer": "x" * 2_000_000}        # the sandbox's answer may be large
+    assert intake.too_big(answer, intake.LARGER["response"]) is None
+    assert change(doc, sandbox, "response", {"id": 0, "status": "done", "answer": "x" * 4_000_000}) == 0
+
+
+def test_a_click_is_an_event_the_app_listens_to(page, refusals):
+    view, doc = page
+    step = bokeh_model(view, view.controls.step_button, doc)
+    t = view.ex.t
+    click = {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
+        "type": "event", "name": "button_click", "values": {"type": "map", "entries": [["model", {"id": step.id}]]}}}
+    assert intake.apply_patch(doc, {"events": [click]}) == 1
+    assert view.ex.t == t + 1
+    # the same event for a model that does not listen to it
+    plot = next(m for m in doc.models if type(m).__name__ == "Plot")
+    click["msg_data"]["values"]["entries"][0][1] = {"id": plot.id}
+    assert intake.apply_patch(doc, {"events": [click]}) == 0
+    assert view.ex.t == t + 1
+    view.controls.do("reset")
+
+
+def test_refusals_say_what_and_why_in_one_line(page, refusals, caplog):
+    view, doc = page
+    change(doc, bokeh_model(view, section(view, "batch").size, doc), "value", 30000)
+    line = caplog.records[-1].getMessage()
+    assert "\n" not in line and "RangeInput.value" in line and "outside 1..32" in line and "30000" in line
+    change(doc, bokeh_model(view, section(view, "prove").editor, doc), "value", "y" * 200_000)
+    line = caplog.records[-1].getMessage()
+    assert len(line) < 400 and "larger than" in line
+
+
+def test_the_one_line_filter_drops_bokehs_traceback():
+    record = logging.LogRecord("bokeh.server.views.ws", logging.ERROR, __file__, 1,
+                               "Unhandled exception receiving a message: %r: %r", (RecursionError("deep"), "[" * 10_000),
+                               exc_info=(RecursionError, RecursionError("deep"), None))
+    assert intake.OneLine().filter(record)
+    assert record.exc_info is None and len(record.getMessage()) < 300 and intake.REFUSED in record.getMessage()
+    json.dumps(record.getMessage())
+
+
+def test_a_browser_sets_what_a_reader_can_do_and_nothing_else(page, refusals, caplog):
+    """A button's label, a radio group's options, a pane's text, a layout's children: never from the
+    browser, even where Panel would take them."""
+    view, doc = page
+    step = view.controls.step_button
+    change(doc, bokeh_model(view, step, doc), "label", "x")
+    change(doc, bokeh_model(view, step, doc), "disabled", True)
+    switch = view.controls.mode_switch
+    change(doc, bokeh_model(view, switch, doc), "labels", ["a", "b", "c"])
+    assert step.name == "Avanzar" and not step.disabled and list(switch.options) == ["Con caché", "Sin caché"]
+    assert sum("the browser may not set it" in r.getMessage() for r in caplog.records) == 3
+
+
+def test_a_value_the_linked_setting_refuses_is_refused(page, refusals, caplog):
+    """The mode switch's widget would take None; the setting it is linked to would not (a traceback
+    in Panel's link): refused before either sees it."""
+    view, doc = page
+    switch = view.controls.mode_switch
+    model = bokeh_model(view, switch, doc)
+    assert change(doc, model, "active", None) == 0
+    assert view.session.settings.mode == "cache" and switch.value == "cache"
+    assert change(doc, model, "active", 1) == 1 and view.session.settings.mode == "full"
+    view.session.settings.mode = "cache"
