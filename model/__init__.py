@@ -8,7 +8,10 @@
 What only some pages need is imported when asked for, never here (the browser
 loads this package at start): model.quantize (the quantized cache),
 model.batch (B conversations at once), model.speculative (draft and check),
-model.timing (the clock), model.bench and model.bench_extras (command line).
+model.timing (the clock), model.bench and model.bench_extras (command line),
+and the rest of the chapter: model.scheduler (static and continuous batching,
+on the mini-GPT and simulated), model.paged (a paged cache with shared
+prefixes), model.wquant (quantized weights, measured by agreement).
 """
 from . import cost
 from .checkpoint import CheckpointError
