@@ -92,7 +92,7 @@ def test_page_runs_the_real_nh3(site, browser):
 @pytest.mark.parametrize("lang", ["en", "pt"])
 def test_snapshot_and_app_in_the_url_language(site, browser, lang):
     if not list((site / "assets").glob(f"states-*/{lang}-cache-2.html")):
-        pytest.skip(f"the app declares no '{lang}' (app/i18n.py LANGS)")
+        pytest.skip(f"the app declares no '{lang}' (app/i18n: no {lang}.po)")
     with serve(site) as url:
         page, requests = open_page(browser, url + f"index.html?lang={lang}")
         wait_ready(page)
