@@ -363,6 +363,23 @@ def test_a_fourth_language_is_one_file(tmp_path):
     assert "fr" in json.dumps(out["url"])
 
 
+def test_a_catalog_is_named_by_its_language(tmp_path):
+    from app.i18n import Catalogs
+    header = 'msgid ""\nmsgstr ""\n"Language: {}\\n"\n'
+    (tmp_path / "fr.po").write_text(header.format("es"), encoding="utf-8")
+    catalogs = Catalogs([I18N, tmp_path])
+    assert list(catalogs) == ["en", "es", "pt", "fr"] and "fr" in catalogs
+    with pytest.raises(po.POError, match="Language"):                  # its header names another language
+        catalogs["fr"]
+    (tmp_path / "fr.po").write_text(header.format("fr"), encoding="utf-8")
+    assert Catalogs([I18N, tmp_path])["fr"].language == "fr"
+    (tmp_path / "pt_BR.po").write_text(header.format("pt_BR"), encoding="utf-8")
+    with pytest.raises(po.POError, match="xx.po"):
+        Catalogs([I18N, tmp_path])
+    with pytest.raises(po.POError, match="default language"):
+        Catalogs([tmp_path / "nothing"])
+
+
 # -- the shell ---------------------------------------------------------------------------------------
 
 def test_shell_texts_come_from_the_catalogs():

@@ -39,6 +39,7 @@ from __future__ import annotations
 import numbers
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from . import po
@@ -49,7 +50,7 @@ HERE = Path(__file__).resolve().parent
 CATALOGS_ENV = "KV_EXPLORABLE_CATALOGS"
 SHELL_PREFIX = "shell_"             # the page's shell's keys (static/index.html, static/loader.js)
 COUNT = "n"                         # a plural entry's count
-LANG_FILE = re.compile(r"^[a-z]{2,3}(?:_[A-Z]{2})?\.po$")
+LANG_FILE = re.compile(r"^[a-z]{2,3}\.po$")    # the language's code, as ?lang= takes it: es.po
 
 
 def catalog_dirs() -> list[Path]:
@@ -58,31 +59,49 @@ def catalog_dirs() -> list[Path]:
     return [HERE, *extra]
 
 
-def load_catalogs(dirs) -> dict[str, po.Catalog]:
-    """Every LANG.po of the folders, by language (its file name; its header must agree)."""
-    out = {}
-    for folder in dirs:
-        for path in sorted(Path(folder).glob("*.po")):
-            if not LANG_FILE.match(path.name):
-                continue
+class Catalogs(Mapping):
+    """Language -> its Catalog: every LANG.po of the folders (a later folder's replaces an earlier's),
+    each read when first asked for (the page reads two: the reader's language and the default)."""
+
+    def __init__(self, dirs):
+        self.paths: dict[str, Path] = {}
+        for folder in dirs:
+            for path in sorted(Path(folder).glob("*.po")):
+                if not LANG_FILE.match(path.name):
+                    raise po.POError("a catalog's name is its language's code, two or three letters: xx.po",
+                                     source=str(path))
+                self.paths[path.stem] = path
+        if DEFAULT_LANG not in self.paths:
+            raise po.POError(f"no catalog for the default language, {DEFAULT_LANG}.po", source=str(HERE))
+        self._read: dict[str, po.Catalog] = {}
+
+    def __getitem__(self, lang: str) -> po.Catalog:
+        if lang not in self._read:
+            path = self.paths[lang]
             catalog = po.parse(path.read_text(encoding="utf-8"), source=str(path))
-            lang = path.stem
             if catalog.language != lang:
                 raise po.POError(f"its header says Language: {catalog.language!r}, its name says {lang!r}",
                                  source=str(path))
-            out[lang] = catalog
-    if DEFAULT_LANG not in out:
-        raise po.POError(f"no catalog for the default language, {DEFAULT_LANG}.po", source=str(HERE))
-    return out
+            self._read[lang] = catalog
+        return self._read[lang]
+
+    def __contains__(self, lang) -> bool:
+        return lang in self.paths
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
 
 
-CATALOGS = load_catalogs(catalog_dirs())
+CATALOGS = Catalogs(catalog_dirs())
 LANGS = tuple(sorted(CATALOGS, key=lambda lang: (lang != DEFAULT_LANG, lang)))
 
 
 def lookup(lang: str, msg_id: str) -> tuple[po.Message, po.Catalog]:
     """The message and the catalog it comes from: the language's, else the default language's."""
-    for catalog in (CATALOGS.get(lang), CATALOGS[DEFAULT_LANG]):
+    for catalog in (CATALOGS[lang] if lang in CATALOGS else None, CATALOGS[DEFAULT_LANG]):
         m = catalog.messages.get(msg_id) if catalog is not None else None
         if m is not None and m.translated:
             return m, catalog

@@ -120,7 +120,12 @@ def unquote(s: str, line: int, source: str) -> str:
     s = s.strip()
     if len(s) < 2 or s[0] != '"' or s[-1] != '"':
         raise POError(f"expected a string in double quotes, found {s!r}", line, source)
-    body, out, i = s[1:-1], [], 0
+    body = s[1:-1]
+    if "\\" not in body:                                 # most strings: nothing to unescape
+        if '"' in body:
+            raise POError(f"unescaped double quote in {s!r}", line, source)
+        return body
+    out, i = [], 0
     while i < len(body):
         ch = body[i]
         if ch == '"':
