@@ -193,7 +193,8 @@ def test_plural_calls_pass_the_count():
 def test_quiz_keys_cover_the_questions():
     for qid, options, _right in quiz.QUESTIONS:
         assert set(quiz.OPTION_KEY[qid]) == set(options)
-        assert quiz.QUESTION_KEY[qid] in CATALOGS["es"].messages and quiz.WHY_KEY[qid] in CATALOGS["es"].messages
+        keys = [quiz.QUESTION_KEY[qid], quiz.WHY_KEY[qid], *quiz.OPTION_KEY[qid].values()]
+        assert all(k in CATALOGS["es"].messages for k in keys), keys
     assert set(quiz.QUESTION_KEY) == set(quiz.WHY_KEY) == set(quiz.OPTION_KEY) == {q for q, _, _ in quiz.QUESTIONS}
 
 
