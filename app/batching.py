@@ -24,7 +24,6 @@ from model.sampling import sample
 from model.timing import interleaved
 
 from . import clock
-from .i18n import num
 from .lab import Stepwise
 from .state import StepError
 
@@ -199,7 +198,7 @@ GAIN = 1.5       # a gain per conversation at least this large: "the fixed cost 
 
 def batch_sentences(r: dict, lang: str) -> list[tuple[str, dict]]:
     """The measurement, read (message key, values), from its own numbers."""
-    values = {"t": r["t"], "B": r["B"], "step": clock.ms_text(r["step_s"], lang),
+    values = {"t": r["t"], "n": r["B"], "B": r["B"], "step": clock.ms_text(r["step_s"], lang),
               "per": clock.ms_text(r["per_s"], lang), "alone": clock.ms_text(r["alone_s"], lang),
               "x": clock.ratio_text(r["gain"], lang), "wait": clock.ratio_text(r["wait"], lang)}
     if r["gain"] < GAIN:
@@ -212,4 +211,4 @@ def memory_values(m: dict, lang: str, size) -> dict:
     return {"B": m["B"], "shape": "(" + ", ".join(str(n) for n in m["shape"]) + ")", "S": m["slots"],
             "matrices": m["matrices"], "tensor": size(m["tensor"], lang), "row": size(m["row"], lang),
             "own": size(m["own_total"], lang), "pad": size(m["padding"], lang),
-            "pad_slots": num(m["pad_slots"], lang)}
+            "n": m["pad_slots"]}

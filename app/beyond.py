@@ -131,6 +131,9 @@ def lab_table(t, label: str, head: list[str], rows: list[list[str]], testid: str
                                 f"<tbody>{body}</tbody></table>")
 
 
+ERROR_EXPLAIN = {"batch": "batch_error_explain", "spec": "spec_error_explain"}     # by the section's key
+
+
 class SteppedSection(MeasuringSection):
     """A section with something to step through as well as to measure: `make()` builds it (again on
     every reset), its `advance()` takes one step, `draw()` shows it and `error` its error; every
@@ -164,7 +167,7 @@ class SteppedSection(MeasuringSection):
             self.draw()
             e = self.current.error               # the position table's IndexError past the window
             self.error.object = "" if e is None else error_html(self.t, e, self.view.n, f"{self.key}-error",
-                                                                f"{self.key}_error_explain")
+                                                                ERROR_EXPLAIN[self.key])
             self.draw_state()
 
 
@@ -220,7 +223,7 @@ class BatchSection(SteppedSection):
             ("newest", "batch_newest"))) + "</p>"
         self.tensor.xaxis.axis_label, self.tensor.yaxis.axis_label = t("batch_x"), t("batch_y")
         positions = self.positions()
-        self.lab_intro.object = (f"<h3>{esc(t('batch_lab_title'))}</h3><p>{esc(t('batch_lab_intro', a=positions[0], b=positions[1], c=positions[2], s=BATCH_SAMPLES))}</p>")
+        self.lab_intro.object = (f"<h3>{esc(t('batch_lab_title'))}</h3><p>{esc(t('batch_lab_intro', a=positions[0], b=positions[1], c=positions[2], n=BATCH_SAMPLES))}</p>")
         self.run_button.name, self.cancel_button.name = t("batch_run"), t("lab_cancel")
         for pos, (_src, item) in self.lines.items():
             item.label = bk_value(t("batch_position", t=pos))
@@ -319,7 +322,7 @@ class BatchSection(SteppedSection):
     def status_line(self) -> str:
         lab = self.lab
         state = ("lab_cancelled" if lab.cancelled else "batch_done") if lab.finished else "lab_running"
-        return self.status_html("batch-status", self.t(state, done=lab.done, total=lab.total, s=lab.samples))
+        return self.status_html("batch-status", self.t(state, done=lab.done, total=lab.total, n=lab.total, s=lab.samples))
 
 
 # -- Speculative decoding ---------------------------------------------------------------------------
@@ -328,6 +331,11 @@ COLUMN_STYLE = {1: ("#bdbdbd", "#8a8a8a"), 3: ("#ffffff", VERMILLION)}     # kep
 NEW_COLOR = {"target": (BLUE, "#003f63"), "draft": (ORANGE, "#8a5d00")}
 SPEED_STYLE = {"speedup": (INK, "circle", "solid"), "by_clock": (BLUE, "square", "dashed"),
                "count": (GREY, "triangle", "dotted")}
+SPEC_AXIS = {"target": "spec_axis_target", "draft": "spec_axis_draft"}     # the grid's rows, by model
+SPEC_ROW = {"target": "spec_row_target", "draft": "spec_row_draft"}
+SPEC_NEW = {"target": "spec_new_target", "draft": "spec_new_draft"}
+SPEC_PLOT = {"speedup": "spec_plot_speedup", "by_clock": "spec_plot_by_clock", "count": "spec_plot_count"}
+SPEC_MODE = ("spec_mode_0", "spec_mode_1")                                 # sampled, greedy
 MARK_TITLE = {"prompt": "prompt_token", "text": "sampled_token", "proposed": "spec_proposed",
               "accepted": "spec_accepted", "rejected": "spec_rejected", "untested": "spec_untested",
               "resampled": "spec_resampled", "bonus": "spec_bonus"}
@@ -398,13 +406,13 @@ class SpecSection(SteppedSection):
             ("cut", "spec_cut"))) + "</p>"
         self.grid.xaxis.axis_label = t("grid_x")
         self.grid.yaxis.major_label_overrides = {
-            i + 1: t(f"spec_axis_{m}", kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)}
+            i + 1: t(SPEC_AXIS[m], kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)}
         n_new = self.view.n - self.view.ex.n_prompt
         self.lab_intro.object = (f"<h3>{esc(t('spec_lab_title'))}</h3>"
                                  f"<p>{esc(t('spec_lab_intro', n=n_new, s=SPEC_SEEDS))}</p>")
         self.run_button.name, self.cancel_button.name = t("spec_run"), t("lab_cancel")
         for key, (_src, item) in self.series.items():
-            item.label = bk_value(t(f"spec_plot_{key}"))
+            item.label = bk_value(t(SPEC_PLOT[key]))
         self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("spec_plot_x"), t("spec_plot_y")
         self.redraw()
         self.show()
@@ -431,16 +439,16 @@ class SpecSection(SteppedSection):
         s, t = self.current, self.t
         r = s.round
         if r is None:
-            text = t("spec_phase_none", k=s.k)
+            text = t("spec_phase_none", n=s.k)
         elif s.phase == "draft":
-            text = t("spec_phase_draft", r=s.counts.rounds + 1, k=r.k)
+            text = t("spec_phase_draft", r=s.counts.rounds + 1, n=r.k)
         elif s.phase == "check":
-            text = t("spec_phase_check", r=s.counts.rounds + 1, k=r.k, rows=r.k + 1 if r.bonus else r.k)
+            text = t("spec_phase_check", r=s.counts.rounds + 1, n=r.k, rows=r.k + 1 if r.bonus else r.k)
         elif r.accepted < r.k:
             text = t("spec_phase_rejected", r=s.counts.rounds, k=r.k, a=r.accepted, i=r.accepted + 1,
                      cut=len(r.drafts) - r.accepted)
         else:
-            text = t("spec_phase_all" if r.next is not None else "spec_phase_all_end", r=s.counts.rounds, k=r.k,
+            text = t("spec_phase_all" if r.next is not None else "spec_phase_all_end", r=s.counts.rounds, n=r.k,
                      w=len(r.new))
         capped = r is not None and s.phase == "draft" and r.k < s.k
         extra = f" {t('spec_capped', k=r.k, n=self.view.n)}" if capped else ""
@@ -482,7 +490,7 @@ class SpecSection(SteppedSection):
         self.counts.object = (
             f"<p data-testid='spec-counts' data-rounds='{c.rounds}' data-tokens='{c.tokens}' data-drafted='{c.drafted}' "
             f"data-tested='{tested}' data-accepted='{c.accepted}'>"
-            f"{esc(t('spec_counts', rounds=c.rounds, tokens=c.tokens, per_pass=per_pass, drafted=c.drafted, tested=tested, accepted=c.accepted, alpha=alpha))}</p>")
+            f"{esc(t('spec_counts', rounds=c.rounds, n=c.tokens, per_pass=per_pass, drafted=c.drafted, tested=tested, accepted=c.accepted, alpha=alpha))}</p>")
         same = s.same_as_own
         key = "spec_sampled" if same is None else "spec_same" if same else "spec_differs"
         self.same.object = f"<p class='explain' data-testid='spec-same' data-same='{same}'>{esc(t(key))}</p>"
@@ -499,8 +507,8 @@ class SpecSection(SteppedSection):
                     continue                         # not computed: the row's empty band
                 fill, line = NEW_COLOR[m] if st == 2 else COLUMN_STYLE[int(st)]
                 cells.append((p + 1, i + 1, fill, line, st == 3,
-                              f"{t(f'spec_row_{m}', kind=kind, l=layer + 1)} · {p + 1} · "
-                              f"{t('spec_new_' + m) if st == 2 else names[int(st)]}",
+                              f"{t(SPEC_ROW[m], kind=kind, l=layer + 1)} · {p + 1} · "
+                              f"{t(SPEC_NEW[m]) if st == 2 else names[int(st)]}",
                               show_token(vocab[tokens[p]]) if p < len(tokens) else ""))
         self.cells.data, self.cut.data = cell_columns(cells)
 
@@ -528,7 +536,7 @@ class SpecSection(SteppedSection):
             src.data = {"x": [r["k"] for r in rows], "y": [r[key] for r in rows]}
         self.plot.visible = self.plot_fig.visible = bool(rows)
         c = lab.results.get("c")
-        head = "" if c is None else (f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), s=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>")
+        head = "" if c is None else (f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), n=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>")
         reading = lab.summary
         if reading is None:
             self.explain.object = head
@@ -540,5 +548,6 @@ class SpecSection(SteppedSection):
     def status_line(self) -> str:
         lab, t = self.lab, self.t
         state = ("spec_cancelled" if lab.cancelled else "spec_done") if lab.finished else "spec_running"
-        mode = t(f"spec_mode_{int(lab.kw['temperature'] == 0)}")
-        return self.status_html("spec-status", t(state, done=lab.done, total=lab.total, s=len(lab.seeds), mode=mode))
+        mode = t(SPEC_MODE[int(lab.kw['temperature'] == 0)])
+        n = len(lab.seeds) if state == "spec_done" else lab.total         # the texts measured, or the parts
+        return self.status_html("spec-status", t(state, done=lab.done, total=lab.total, n=n, mode=mode))

@@ -59,6 +59,9 @@ def read_table(rows: list[dict]) -> Reading:
                    last["full_s"] >= RAMP * first["full_s"], verdict(last["clock_ratio"], last["count_ratio"]))
 
 
+LAB_CLOCK = {"slower": "lab_clock_slower", "near": "lab_clock_near", "short": "lab_clock_short"}   # verdict()
+
+
 def table_sentences(r: Reading, lang: str) -> list[tuple[str, dict]]:
     """The lab's explanation, as (message key, values), from what the table measured."""
     values = {"t0": r.first, "t1": r.last, "a": ms_text(r.full_first, lang), "b": ms_text(r.full_last, lang),
@@ -66,4 +69,4 @@ def table_sentences(r: Reading, lang: str) -> list[tuple[str, dict]]:
               "x": ratio_text(r.ratio, lang), "n": num(r.count, lang)}
     return [("lab_full_ramp" if r.ramp else "lab_full_flat", values),
             ("lab_cached_flat" if r.flat else "lab_cached_varies", values),
-            (f"lab_clock_{r.verdict}", values)]
+            (LAB_CLOCK[r.verdict], values)]

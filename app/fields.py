@@ -3,7 +3,7 @@
 Bokeh's numeric inputs (behind Panel's IntInput and FloatInput) show `str(value)` or a
 numbro format, and their input filter refuses any character but digits and one decimal
 point: they cannot show «4,125» or «7 000 000 000» and still be edited. So a number is a
-TextInput: app/i18n.py's plain_number() writes it, parse_number() reads it.
+TextInput: app/i18n's plain_number() writes it, parse_number() reads it.
 """
 from __future__ import annotations
 

@@ -51,6 +51,9 @@ def kv_width(cfg) -> int:
     return cfg.n_kv_heads * cfg.d_head
 
 
+ROW_KEY = {"k": "row_k", "v": "row_v"}       # a grid row's label, by its kind
+
+
 def grid_rows(cfg) -> list[tuple[int, str]]:
     """(layer, 'k' | 'v') for every row of the grid, top to bottom."""
     return [(layer, kind) for layer in range(cfg.n_layers) for kind in ("k", "v")]
@@ -110,14 +113,14 @@ class CacheGrid(Part):
     def relabel(self):
         self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
         cfg = self.ex.cfg
-        shared = self.t("grid_shared", g=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
-        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', H=cfg.n_kv_heads, dk=cfg.d_head))}"
+        shared = self.t("grid_shared", n=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
+        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
                             f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>")
         self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
-                               f"{esc(self.t('grid_prefill', p=self.ex.n_prompt))}</p>")
+                               f"{esc(self.t('grid_prefill', n=self.ex.n_prompt))}</p>")
         self.figure.xaxis.axis_label = self.t("grid_x")
         self.figure.yaxis.major_label_overrides = {
-            self.band_y(i): self.t("row_" + kind, l=layer + 1) for i, (layer, kind) in enumerate(self.rows)}
+            self.band_y(i): self.t(ROW_KEY[kind], l=layer + 1) for i, (layer, kind) in enumerate(self.rows)}
         self.drawn = {"ids": [], "cells": {}}        # hover texts are in the language: send them all again
         self.redraw()
 
@@ -168,7 +171,7 @@ class CacheGrid(Part):
             tok = show_token(ex.gpt.tokenizer.vocab[ex.ids[p]])
         else:
             values = tok = ""
-        return (st, self.t("row_" + kind, l=layer + 1), tok, state_text, values)
+        return (st, self.t(ROW_KEY[kind], l=layer + 1), tok, state_text, values)
 
     def draw_cells(self, known: int):
         """The cells' states and hover texts: only the columns whose state or contents changed."""
@@ -261,7 +264,7 @@ class QueryReads(Part):
         elif self.session.settings.mode == FULL:
             text = self.t("reads_full", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
         else:
-            text = self.t("reads_cached", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
+            text = self.t("reads_cached", t=ex.t, n=ex.t - 1, diff=sci(m.recomputed, self.lang))
         self.proof.object = f"<p class='legend-inline' data-testid='reads-proof'>{esc(text)}</p>"
 
 

@@ -14,13 +14,14 @@ import panel as pn
 import param
 
 from . import clock
-from .i18n import num, sci, size, tr
+from .i18n import language_names, num, sci, size, tr
 from .settings import CACHE, FULL
 from .style import CSS, MODE_SWITCH_CSS, show_token
 from .widgets import Disclosure, RangeInput, declared
 
 MAX_NOTICES = 3           # notices listed one by one; the rest are counted in one line
 MAX_NOTICE_VALUE = 60     # characters of a bad value shown
+CLOCK_EXPLAIN = {"slower": "clock_explain_slower", "near": "clock_explain_near", "short": "clock_explain_short"}
 
 
 def esc(s) -> str:
@@ -134,7 +135,7 @@ class Header(Part):
 
     def relabel(self):
         if not self.session.settings.embed:
-            intro = self.t("intro", L=self.ex.cfg.n_layers)
+            intro = self.t("intro", n=self.ex.cfg.n_layers)
             self.layout.object = f"<h1>{esc(self.t('title'))}</h1><p>{esc(intro)}</p>"
 
 
@@ -262,7 +263,7 @@ class Readouts(Part):
 
     def card_totals(self, c) -> str:
         lang = self.lang
-        return self.card("totals", self.t("totals", t=c["t"]),
+        return self.card("totals", self.t("totals", n=c["t"]),
                          self.both_ways(num(c["total_cached"], lang), num(c["total_full"], lang),
                                         f"{num(c['total_ratio'], lang, 1)}×", "total"))
 
@@ -295,10 +296,10 @@ class Readouts(Part):
             body = self.both_ways(f"{clock.ms_text(c.a_s, lang)} ms", f"{clock.ms_text(c.b_s, lang)} ms",
                                   esc(self.t("clock_ratio", x=clock.ratio_text(c.ratio, lang), n=num(count, lang))),
                                   "clock")
-            body += (f"<p class='explain'>{esc(self.t('clock_spread', k=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>")
+            body += (f"<p class='explain'>{esc(self.t('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>")
             if t == self.n:
                 body += (f"<p class='explain' data-testid='clock-explain'>"
-                         f"{esc(self.t('clock_explain_' + clock.verdict(c.ratio, count), n=num(count, lang), x=clock.ratio_text(c.ratio, lang)))}</p>")
+                         f"{esc(self.t(CLOCK_EXPLAIN[clock.verdict(c.ratio, count)], n=num(count, lang), x=clock.ratio_text(c.ratio, lang)))}</p>")
         return self.card("clock", f"{self.t('clock_heading')} · {self.t('clock_last')}", body, wide=True)
 
     def card_proof(self) -> str:
@@ -504,7 +505,7 @@ class Controls(Part):
 class AdvancedSettings(Part):
     """Language, seed and top-p; a link to the current state; the keyboard's help."""
 
-    LANGUAGES = {"Español": "es", "English": "en", "Português": "pt"}
+    LANGUAGES = {name: lang for lang, name in language_names().items()}     # a catalog each (app/i18n)
 
     def build(self):
         settings = self.session.settings

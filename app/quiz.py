@@ -1,7 +1,7 @@
 """Comprueba tu intuición: five questions on the lesson, answered with the page's own numbers.
 
 Each question is an id, its options (ids too) and the right one; the texts
-live in i18n ("quiz_<q>", "quiz_<q>_<option>", "quiz_<q>_why"). Every number
+live in app/i18n, under the keys QUESTION_KEY, OPTION_KEY and WHY_KEY name. Every number
 in a question, an option or an explanation is a field filled by `values()`:
 from the live model's Config and measurements, or from model/cost.py (the
 lesson's 7B). Options are shown in an order drawn from the reader's seed
@@ -22,6 +22,19 @@ QUESTIONS: list[tuple[str, tuple[str, ...], str]] = [      # (id, options, right
     ("memory", ("tokens", "vocab", "grid", "fixed"), "tokens"),
     ("pos65", ("table", "memory", "grid"), "table"),
 ]
+# The texts' keys, each written out (no key is built at run time: tests/test_i18n.py finds every use).
+QUESTION_KEY = {"fixed": "quiz_fixed", "ratio": "quiz_ratio", "total": "quiz_total", "memory": "quiz_memory",
+                "pos65": "quiz_pos65"}
+OPTION_KEY = {
+    "fixed": {"mask": "quiz_fixed_mask", "frozen": "quiz_fixed_frozen", "positions": "quiz_fixed_positions"},
+    "ratio": {"t": "quiz_ratio_t", "t2": "quiz_ratio_t2", "two": "quiz_ratio_two", "depends": "quiz_ratio_depends"},
+    "total": {"r33": "quiz_total_r33", "r64": "quiz_total_r64", "r43": "quiz_total_r43", "r2080": "quiz_total_r2080"},
+    "memory": {"tokens": "quiz_memory_tokens", "vocab": "quiz_memory_vocab", "grid": "quiz_memory_grid",
+               "fixed": "quiz_memory_fixed"},
+    "pos65": {"table": "quiz_pos65_table", "memory": "quiz_pos65_memory", "grid": "quiz_pos65_grid"},
+}
+WHY_KEY = {"fixed": "quiz_fixed_why", "ratio": "quiz_ratio_why", "total": "quiz_total_why", "memory": "quiz_memory_why",
+           "pos65": "quiz_pos65_why"}
 MAX_LENGTH_RATIO = 1.3      # longest option / shortest option of a question, in every language
 
 
@@ -70,12 +83,12 @@ def short(x: float, lang: str) -> str:
     return num(x, lang, 0 if x == int(x) else 1)
 
 
-def values(explorer, lang: str) -> dict[str, str]:
-    """Every field of the quiz's texts, formatted for `lang`."""
+def values(explorer, lang: str) -> dict:
+    """Every field of the quiz's texts, formatted for `lang`; n, the plural texts' count (the window), a number."""
     n = numbers(explorer)
     b7 = n["b7_numbers"] * n["b7_bytes"]
     return {
-        "t": str(n["t"]), "c": num(n["c"], lang), "tc": num(n["tc"], lang), "T": str(n["T"]),
+        "n": n["T"], "t": str(n["t"]), "c": num(n["c"], lang), "tc": num(n["tc"], lang), "T": str(n["T"]),
         "m": str(n["T"] + 1), "total_c": num(n["total_c"], lang), "total_tc": num(n["total_tc"], lang),
         "total_ratio": num(n["total_ratio"], lang, 1), "about": num(round(n["total_ratio"]), lang),
         "half": short(n["half"], lang), "third": short(n["third"], lang),

@@ -24,11 +24,20 @@ from .style import CSS, GREEN, GREY
 from .widgets import Disclosure
 
 
+# Each section's title, by its key (app/beyond.py and app/smaller_view.py have sections too).
+TITLE = {"lab": "lab_title", "prove": "prove_title", "quiz": "quiz_title", "ctx": "ctx_title",
+         "small": "small_title", "batch": "batch_title", "spec": "spec_title"}
+
+
 class Section:
     """A collapsible card whose widgets are built the first time it opens (the page
     starts faster and lighter); `apply_language()` sets every label."""
 
     key = ""
+
+    @property
+    def title_key(self) -> str:
+        return TITLE[self.key]
 
     def __init__(self, view):
         self.view = view                     # the Explorable (app/page.py): its session, sandbox, language
@@ -65,7 +74,7 @@ class Section:
         return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
 
     def apply_language(self):
-        self.card.title = self.t(f"{self.key}_title")
+        self.card.title = self.t(self.title_key)
         if self.built:
             self.label()
 
@@ -174,7 +183,7 @@ class LabSection(MeasuringSection):
 
     def label(self):
         positions = table_positions(self.view.ex.cfg)
-        self.intro.object = (f"<p>{esc(self.t('lab_intro', k=len(positions), n=positions[-1], s=LAB_SAMPLES))}"
+        self.intro.object = (f"<p>{esc(self.t('lab_intro', n=len(positions), t=positions[-1], s=LAB_SAMPLES))}"
                              f"</p>")
         self.legend[0].label, self.legend[1].label = bk_value(self.t("with_cache")), bk_value(self.t("without_cache"))
         self.run_button.name = self.t("lab_run")
@@ -222,7 +231,7 @@ class LabSection(MeasuringSection):
     def status_line(self) -> str:
         lab = self.lab
         state = ("lab_cancelled" if lab.cancelled else "lab_done") if lab.finished else "lab_running"
-        return self.status_html("lab-status", self.t(state, done=lab.done, total=lab.total, s=LAB_SAMPLES))
+        return self.status_html("lab-status", self.t(state, done=lab.done, total=lab.total, n=lab.total, s=LAB_SAMPLES))
 
 
 # -- 2. Prove it ------------------------------------------------------------------------------------
@@ -290,7 +299,7 @@ class ProveSection(Section):
 
     def label(self):
         n = self.view.n
-        self.intro.object = f"<p>{esc(self.t('prove_intro', limit=cell.LIMIT_S, n=n, m=n + 1))}</p>"
+        self.intro.object = f"<p>{esc(self.t('prove_intro', n=cell.LIMIT_S, window=n, m=n + 1))}</p>"
         self.run_button.name = self.t("prove_run")
         self.to65_button.name = self.t("prove_65", n=n, m=n + 1)
         self.restore_button.name = self.t("prove_restore")
@@ -333,6 +342,10 @@ class ProveSection(Section):
 
 # -- 3. Check your intuition ---------------------------------------------------------------------------
 
+CHALLENGE_PROBLEM = {"no_function": "challenge_no_function", "not_numbers": "challenge_not_numbers",
+                     "too_big": "challenge_too_big", "wrong_shape": "challenge_wrong_shape"}   # app/challenge.py
+
+
 class QuizSection(Section):
     key = "quiz"
 
@@ -370,14 +383,14 @@ class QuizSection(Section):
         self.intro.object = f"<p>{esc(self.t('quiz_intro'))}</p>"
         values, shown = quiz.values(self.view.ex, self.lang), quiz.order(self.view.ex.settings.seed)
         for i, (qid, question, choice, feedback) in enumerate(self.items):
-            question.object = f"<h3>{i + 1}. {esc(self.t(f'quiz_{qid}', **values))}</h3>"
+            question.object = f"<h3>{i + 1}. {esc(self.t(quiz.QUESTION_KEY[qid], **values))}</h3>"
             value = choice.value
-            choice.options = {self.t(f"quiz_{qid}_{o}", **values): o for o in shown[qid]}
+            choice.options = {self.t(quiz.OPTION_KEY[qid][o], **values): o for o in shown[qid]}
             choice.value = value
-            choice.name = self.t(f"quiz_{qid}", **values)
+            choice.name = self.t(quiz.QUESTION_KEY[qid], **values)
             self.answer(qid, values)
         self.challenge_intro.object = (f"<h3>{esc(self.t('challenge_title'))}</h3>"
-                                       f"<p>{esc(self.t('challenge_intro', limit=sandbox.LIMIT_S))}</p>")
+                                       f"<p>{esc(self.t('challenge_intro', n=sandbox.LIMIT_S))}</p>")
         self.block.name = self.t("challenge_block")
         self.head.name = self.t("challenge_head")
         self.editor.name = self.t("challenge_code")
@@ -399,7 +412,7 @@ class QuizSection(Section):
         verdict = self.t("quiz_right" if right else "quiz_wrong")
         feedback.object = (f"<div class='{'feedback right' if right else 'feedback wrong'}' role='status' "
                            f"data-testid='quiz-{qid}'><b>{esc(verdict)}</b> "
-                           f"{esc(self.t(f'quiz_{qid}_why', **values))}</div>")
+                           f"{esc(self.t(quiz.WHY_KEY[qid], **values))}</div>")
 
     def case(self):
         ex = self.view.ex
@@ -431,7 +444,7 @@ class QuizSection(Section):
                     f"{esc(self.t('challenge_hint_error'))}</div>")
         elif verdict.kind == "problem":
             body = (f"<div class='feedback wrong' role='status'>"
-                    f"{esc(self.t('challenge_' + verdict.problem, shape=verdict.shape, expected=tuple(np.shape(out))))}</div>")
+                    f"{esc(self.t(CHALLENGE_PROBLEM[verdict.problem], shape=verdict.shape, expected=tuple(np.shape(out))))}</div>")
         else:
             body = failure_html(self.t, self.lang, answer, sandbox.LIMIT_S)
         self.result.object = (f"<div data-testid='challenge-result' data-state='{verdict.kind}' data-run='{run}'>{body}"
@@ -449,6 +462,11 @@ class ContextSection(Section):
     key = "ctx"
     MODEL = ("layers", "kv_heads", "d_head", "kv_bytes", "params", "bits", "window")
     MACHINE = ("gpu", "overhead", "users")
+    LABEL = {"layers": "ctx_layers", "kv_heads": "ctx_kv_heads", "d_head": "ctx_d_head", "kv_bytes": "ctx_kv_bytes",
+             "params": "ctx_params", "bits": "ctx_bits", "window": "ctx_window", "gpu": "ctx_gpu",
+             "overhead": "ctx_overhead", "users": "ctx_users"}
+    PRESET = {"7b-mha": "ctx_preset_7b_mha", "mini": "ctx_preset_mini", "0.5b": "ctx_preset_0_5b",
+              "7b-gqa": "ctx_preset_7b_gqa", "13b": "ctx_preset_13b", "70b": "ctx_preset_70b"}   # app/calculator.py
 
     def build(self):
         ex = self.view.ex
@@ -489,7 +507,7 @@ class ContextSection(Section):
         try:
             self.relabel_choices()
             for key, w in self.widgets().items():
-                w.name = self.t(f"ctx_{key}")
+                w.name = self.t(self.LABEL[key])
             for f in self.fields.values():
                 if f.value is not None:
                     f.show(f.value, self.lang)          # the same number, written the new language's way
@@ -504,8 +522,8 @@ class ContextSection(Section):
     def relabel_choices(self):
         """The presets' names and the selects' options, with the language's numbers."""
         lang, value = self.lang, self.preset.value
-        self.preset.options = {self.t(f"ctx_preset_{k.replace('.', '_').replace('-', '_')}",
-                                      L=p.model.n_layers, d=num(p.model.d_model, lang), kv=p.model.n_kv_heads,
+        self.preset.options = {self.t(self.PRESET[k],
+                                      L=p.model.n_layers, d=num(p.model.d_model, lang), n=p.model.n_kv_heads,
                                       dh=p.model.d_head): k for k, p in self.presets.items()}
         self.preset.value = value
         self.preset.name = self.t("ctx_preset")
@@ -566,18 +584,18 @@ class ContextSection(Section):
             return
         p, lang = self.current(), self.lang
         if isinstance(p, NumberField):
-            text = self.t("ctx_invalid", field=self.t(f"ctx_{p.key}"), what=p.expected(self.t, lang))
+            text = self.t("ctx_invalid", field=self.t(self.LABEL[p.key]), what=p.expected(self.t, lang))
             self.result.object = f"<p role='status' data-testid='ctx-invalid'>{esc(text)}</p>"
             return
         self.result.object = self.verdict_html(p)
 
     def verdict_html(self, p: calculator.Preset) -> str:
         lang, tokens = self.lang, p.tokens_per_user()
-        verdict = self.t("ctx_tokens", tokens=num(tokens, lang), users=num(p.users, lang))
-        cap = (f"<p class='explain' data-testid='ctx-cap'>{esc(self.t('ctx_capped', window=num(p.window, lang), by_memory=num(p.tokens_by_memory(), lang)))}</p>"
+        verdict = self.t("ctx_tokens", n=tokens, users=num(p.users, lang))
+        cap = (f"<p class='explain' data-testid='ctx-cap'>{esc(self.t('ctx_capped', n=p.window, by_memory=num(p.tokens_by_memory(), lang)))}</p>"
                if p.capped() else "")
         detail = self.t("ctx_detail", per_token=size(p.bytes_per_token(), lang), weights=size(p.weights_bytes(), lang),
-                        free=size(max(p.free_bytes(), 0), lang), total=num(p.users * tokens, lang),
+                        free=size(max(p.free_bytes(), 0), lang), n=p.users * tokens,
                         used=size(p.cache_bytes(), lang))
         none = f"<p class='explain'>{esc(self.t('ctx_none'))}</p>" if tokens == 0 else ""
         return (f"<div class='card' role='status'><p class='big num' data-testid='ctx-tokens'>{esc(verdict)}</p>"

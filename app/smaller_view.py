@@ -68,8 +68,8 @@ class SmallerSection(Section):
         """What the cache in the figure holds now, and what it changed."""
         ex, lang, t = self.view.ex, self.lang, self.t
         per_token = smaller.per_token_bytes(ex.cache)
-        text = t("small_now", H=ex.cfg.n_kv_heads, fmt=ex.fmt, per=size(per_token, lang),
-                 n=ex.cfg.n_ctx, window=size(per_token * ex.cfg.n_ctx, lang))
+        text = t("small_now", n=ex.cfg.n_kv_heads, fmt=ex.fmt, per=size(per_token, lang),
+                 n_ctx=ex.cfg.n_ctx, window=size(per_token * ex.cfg.n_ctx, lang))
         if ex.fmt != "float64":
             now, most = ex.drift.get(ex.t), max(ex.drift.values(), default=None)
             if most is not None:

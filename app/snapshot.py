@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .figures import computed_block, grid_rows
+from .figures import ROW_KEY, computed_block, grid_rows
 from .png import indexed_png
 from .i18n import num, tr
 from .settings import MODES
@@ -83,7 +83,7 @@ def _grid(view, grid_url: str) -> str:
     labels, bands = [], []
     for i, (block, kind) in enumerate(rows):
         y = top + i * band_h
-        labels.append(f"<span style='top:{y + band_h / 2}px'>{html.escape(t('row_' + kind, l=block + 1))}</span>")
+        labels.append(f"<span style='top:{y + band_h / 2}px'>{html.escape(t(ROW_KEY[kind], l=block + 1))}</span>")
         image = (f"background-image:linear-gradient(90deg,rgba(255,255,255,.75) 1px,transparent 1px),url({grid_url});"
                  f"background-size:{100 / ex.t:.4f}% 100%,{n / ex.t * 100:.3f}% {len(rows) * 100}%;"
                  f"background-position:0 0,0 {i / max(len(rows) - 1, 1) * 100:.3f}%")
@@ -144,6 +144,7 @@ def _bars(view) -> str:
     return out + f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
 
 
+MODE_KEY = {"cache": "mode_cache", "full": "mode_full"}
 GRID_URL = "__KV_GRID_URL__"      # the build writes the grid image's address here
 PROGRESS = "<!--kv-progress-->"   # between the controls and the figure: where the page shows its loading
 
@@ -156,14 +157,14 @@ def render(view, grid_url: str = GRID_URL) -> str:
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
     mode_on = view.ex.mode
     switch = "".join(f"<span class='{m}{' on' if m == mode_on else ''}'>{'✓ ' if m == mode_on else ''}"
-                     f"{html.escape(t('mode_' + m))}</span>" for m in ("cache", "full"))
+                     f"{html.escape(t(MODE_KEY[m]))}</span>" for m in ("cache", "full"))
     controls = (f"<div class='controls'><span class='btn primary'>{html.escape(t('step'))}</span>"
                 f"<span class='btn'>{html.escape(t('play'))}</span><span class='btn'>{html.escape(t('reset'))}</span>"
                 f"<span class='switch'>{switch}</span><span class='speed'>{html.escape(t('speed'))}: "
                 f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>")
     cards = "".join(f"<div class='cardhead'>› {html.escape(title)}</div>" for title in
                     [t("advanced"), t("table_heading")])
-    more = "".join(f"<div class='cardhead'>› {html.escape(t(s.key + '_title'))}</div>" for s in view.sections)
+    more = "".join(f"<div class='cardhead'>› {html.escape(t(s.title_key))}</div>" for s in view.sections)
     top = f"<div class='kv-head'>{view.header.layout.object}</div>" + view.text.layout.object + controls
     bottom = (view.grid.heading.object + (view.grid.prefill.object if view.grid.prefill.visible else "")
               + _grid(view, grid_url) + view.grid.note.object + _reads(view) + view.bars.heading.object + _bars(view)

@@ -17,7 +17,7 @@ from .wheels import OPTIMIZE, compile_list, lazy_path, pack_wheel, split_lazy, u
 from .zips import write_zip
 
 APP_PACKAGES = ("app", "model")
-APP_SUFFIXES = (".py", ".js", ".css", ".html")   # app/'s browser code, markup and styles travel with it
+APP_SUFFIXES = (".py", ".js", ".css", ".html", ".po")   # app/'s browser code, markup, styles and texts travel with it
 APP_DIR_IN_BROWSER = "/home/pyodide/kv/"  # static/worker.js unpacks the app archive there
 
 

@@ -49,10 +49,11 @@ def serve(port: int = 5006, show: bool = True, cache: Path | None = None, pyodid
         {"pyodide": "/kv-runtime/pyodide.js", "indexURL": "/kv-runtime/", "packages": ["numpy"]})
     import panel as pn
 
+    from app.i18n import DEFAULT_LANG, tr
     from app.main import create_app
 
     print(f"serving the explorable at http://127.0.0.1:{port}/explorable  (Ctrl+C to stop)", flush=True)
     pn.serve({"explorable": lambda: create_app(pn.state.session_args)}, port=port, address="127.0.0.1",
              websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"], static_dirs={"kv-runtime": str(runtime)},
-             show=show, title="La caché de claves y valores", threaded=False,
+             show=show, title=tr(DEFAULT_LANG, "shell_title"), threaded=False,
              location=False)   # the app reads the URL once (create_app); no second reading by Panel

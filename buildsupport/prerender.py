@@ -3,7 +3,7 @@ PANEL_CDN_ROOT when it is imported), while the build fetches and compiles.
 
     python -m buildsupport.prerender OUT.json
 
-writes, per language of app/i18n.py, the first paint (app/snapshot.py's HTML of every state a
+writes, per language of app/i18n (a catalog each), the first paint (app/snapshot.py's HTML of every state a
 URL can ask for with the default seed and top-p, and the text's grid image), the URL's rules for
 the page's shell (app/settings.py), the page scripts and stylesheets the app's models need, the
 Pyodide version Panel pins, the panel and bokeh versions and the modules CPython imported (the

@@ -4,6 +4,7 @@ static/loader.js reads from index.html."""
 from __future__ import annotations
 
 import base64
+import html
 import importlib.util
 import json
 import re
@@ -201,18 +202,37 @@ def add_static(site: Site, name: str) -> str:
     return site.add_hashed("assets", name, (STATIC / name).read_bytes())
 
 
+def shell_fills() -> dict[str, str]:
+    """index.html's texts (its {{shell_*}} markers) in the default language, from the catalogs
+    (app/i18n); the noscript note in every language (without scripts, no other language is shown)."""
+    from app.i18n import DEFAULT_LANG, LANGS, shell_text
+    texts = shell_text()
+    fills = {"{{%s}}" % key: html.escape(text) for key, text in texts[DEFAULT_LANG].items()}
+    notes = {}
+    for lang in LANGS:
+        notes.setdefault(texts[lang]["shell_noscript"], lang)
+    fills["{{NOSCRIPT}}"] = " / ".join(f'<span lang="{lang}">{html.escape(text)}</span>' for text, lang in notes.items())
+    fills["{{LANG}}"] = DEFAULT_LANG
+    return fills
+
+
 def add_pages(site: Site) -> None:
-    """The hand-written shell (static/): index.html with the configuration, the inline snapshot and
-    the page scripts; the worker, loader, stylesheet and icon; embed.html and _headers as they are."""
-    site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/")
-    fills = {"{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
+    """The hand-written shell (static/): index.html with the configuration (and in it the shell's texts
+    in every language, for static/loader.js), the shell's texts, the inline snapshot and the page
+    scripts; the worker, loader, stylesheet and icon; embed.html and _headers as they are."""
+    from app.i18n import shell_text
+    site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/", text=shell_text())
+    fills = {**shell_fills(), "{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
              "{{LOADER}}": add_static(site, "loader.js"), "{{URLQUERY}}": add_static(site, "urlquery.js"),
              "{{CSS}}": add_static(site, "style.css"), "{{ICON}}": add_static(site, "favicon.svg"),
              "{{PAGE_SCRIPTS}}": "\n".join(site.preloads), "{{SNAPSHOT_STATE}}": site.config["inlineState"],
              "{{SNAPSHOT_TOP}}": site.inline_snapshot[0], "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1]}
-    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    page = (STATIC / "index.html").read_text(encoding="utf-8")
+    unknown = sorted(set(re.findall(r"\{\{\w+\}\}", page)) - set(fills))
+    if unknown:
+        raise BuildError(f"static/index.html: nothing fills {unknown} (a shell_* key missing in app/i18n/es.po?)")
     for marker, value in fills.items():
-        html = html.replace(marker, value)
-    site.add("index.html", html.encode())
+        page = page.replace(marker, value)
+    site.add("index.html", page.encode())
     for name in ("embed.html", "_headers"):
         site.add(name, STATIC / name)

@@ -30,63 +30,10 @@
   document.documentElement.lang = lang;
   document.documentElement.classList.toggle("kv-embed", query.embed);
 
-  const SHELL_TEXT = {
-    es: {
-      runtime: "Descargando Python (Pyodide)",
-      packages: "Instalando NumPy, Panel y Bokeh",
-      app: "Cargando el modelo y la aplicación",
-      ready: "Listo",
-      failed: "No se ha podido cargar la página interactiva.",
-      files: "Archivos que han fallado:",
-      hint: "Comprueba la conexión y vuelve a intentarlo.",
-      retry: "Reintentar",
-      snapshot: "Vista previa: se vuelve interactiva al terminar la carga.",
-      later: "Vista previa del principio del texto: al terminar la carga, la página avanzará hasta t = {t} con la semilla {seed} y top-p {top_p}.",
-      title: "La caché de claves y valores",
-      stopped: "La página interactiva se ha detenido.",
-      stoppedHint: "Recarga para seguir: volverás al mismo punto del texto.",
-      pyerror: "Algo ha fallado en la página.",
-      reload: "Recargar",
-      dismiss: "Seguir sin recargar",
-    },
-    en: {
-      runtime: "Downloading Python (Pyodide)",
-      packages: "Installing NumPy, Panel and Bokeh",
-      app: "Loading the model and the app",
-      ready: "Ready",
-      failed: "The interactive page could not be loaded.",
-      files: "Files that failed to load:",
-      hint: "Check your connection and try again.",
-      retry: "Retry",
-      snapshot: "Preview: it becomes interactive when loading finishes.",
-      later: "Preview of the start of the text: when loading finishes, the page will step to t = {t} with seed {seed} and top-p {top_p}.",
-      title: "The key-value cache",
-      stopped: "The interactive page has stopped.",
-      stoppedHint: "Reload to continue: you will return to the same point in the text.",
-      pyerror: "Something went wrong on the page.",
-      reload: "Reload",
-      dismiss: "Continue without reloading",
-    },
-    pt: {
-      runtime: "A descarregar o Python (Pyodide)",
-      packages: "A instalar o NumPy, o Panel e o Bokeh",
-      app: "A carregar o modelo e a aplicação",
-      ready: "Pronto",
-      failed: "Não foi possível carregar a página interactiva.",
-      files: "Ficheiros que falharam:",
-      hint: "Verifique a ligação e tente novamente.",
-      retry: "Tentar novamente",
-      snapshot: "Pré-visualização: fica interactiva quando o carregamento terminar.",
-      later: "Pré-visualização do início do texto: quando o carregamento terminar, a página avançará até t = {t} com a semente {seed} e top-p {top_p}.",
-      title: "A cache de chaves e valores",
-      stopped: "A página interactiva parou.",
-      stoppedHint: "Recarregue para continuar: voltará ao mesmo ponto do texto.",
-      pyerror: "Algo correu mal na página.",
-      reload: "Recarregar",
-      dismiss: "Continuar sem recarregar",
-    },
-  };
-  const TEXT = SHELL_TEXT[lang] || SHELL_TEXT.en;
+  // The shell's texts come from the app's catalogs (app/i18n/LANG.po, the keys shell_*): the build puts
+  // every language's into the configuration. A text a language lacks reads the default language's.
+  const TEXT = Object.assign({}, cfg.text[cfg.defaultLang], cfg.text[lang]);
+  const STAGE_TEXT = { runtime: "shell_runtime", packages: "shell_packages", app: "shell_app" };
 
   // Share of the bar and expected duration (ms) of each stage.
   const STAGES = { runtime: [0, 0.45, 2500], packages: [0.45, 0.6, 800], app: [0.6, 1, 2200] };
@@ -289,7 +236,7 @@
   function settlePreview(holder) {
     const speed = holder.querySelector(".speed b");
     if (speed && query.speed !== cfg.query.params.speed.default) speed.textContent = String(query.speed);
-    $("kv-note").textContent = preview.later === null ? TEXT.snapshot : TEXT.later
+    $("kv-note").textContent = preview.later === null ? TEXT.shell_snapshot : TEXT.shell_later
       .replace("{t}", preview.later).replace("{seed}", query.seed).replace("{top_p}", query.top_p);
     document.documentElement.classList.remove("kv-swap");
   }
@@ -422,7 +369,7 @@
     if (!document.body) return;
     document.body.setAttribute("data-stage", next);
     const label = $("kv-stage");
-    if (label) label.textContent = next === "ready" ? TEXT.ready : TEXT[next] + "…";
+    if (label) label.textContent = next === "ready" ? TEXT.shell_ready : TEXT[STAGE_TEXT[next]];
     if (next === "ready") {
       $("kv-loader").hidden = true;
       document.body.classList.remove("kv-loading");
@@ -451,8 +398,8 @@
     if (!msg.soft) failed = true;
     const files = [...new Set((msg.failures || []).map((f) => `${f.url} (${f.reason})`))];
     if (!files.length && msg.where && !after) files.push(msg.where);
-    $("kv-failed").textContent = after ? (msg.soft ? TEXT.pyerror : TEXT.stopped) : TEXT.failed;
-    $("kv-error-message").textContent = msg.message || TEXT.failed;
+    $("kv-failed").textContent = after ? (msg.soft ? TEXT.shell_pyerror : TEXT.shell_stopped) : TEXT.shell_failed;
+    $("kv-error-message").textContent = msg.message || TEXT.shell_failed;
     $("kv-files-label").hidden = !files.length;
     const list = $("kv-error-files");
     list.replaceChildren(...files.map((f) => {
@@ -460,8 +407,8 @@
       li.textContent = f;
       return li;
     }));
-    $("kv-hint").textContent = after ? TEXT.stoppedHint : TEXT.hint;
-    $("kv-retry").textContent = after ? TEXT.reload : TEXT.retry;
+    $("kv-hint").textContent = after ? TEXT.shell_stopped_hint : TEXT.shell_hint;
+    $("kv-retry").textContent = after ? TEXT.shell_reload : TEXT.shell_retry;
     $("kv-dismiss").hidden = !msg.soft;
     box.hidden = false;
     $("kv-progress").hidden = true;
@@ -524,13 +471,13 @@
     if (domReady) return;
     domReady = true;
     document.documentElement.lang = lang;
-    document.title = TEXT.title;
-    $("kv-failed").textContent = TEXT.failed;
-    $("kv-files-label").textContent = TEXT.files;
-    $("kv-retry").textContent = TEXT.retry;
-    $("kv-hint").textContent = TEXT.hint;
+    document.title = TEXT.shell_title;
+    $("kv-failed").textContent = TEXT.shell_failed;
+    $("kv-files-label").textContent = TEXT.shell_files;
+    $("kv-retry").textContent = TEXT.shell_retry;
+    $("kv-hint").textContent = TEXT.shell_hint;
     $("kv-retry").addEventListener("click", retry);
-    $("kv-dismiss").textContent = TEXT.dismiss;
+    $("kv-dismiss").textContent = TEXT.shell_dismiss;
     $("kv-dismiss").addEventListener("click", dismiss);
     if (!failed) setStage(stage);
     reportHeight();

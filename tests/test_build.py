@@ -122,6 +122,7 @@ def test_wheels_are_slim_and_precompiled(site):
         names = set(z.namelist())
         assert {"app/main.py", "model/weights/minigpt.npz", "model/weights/tokenizer.json"} <= names
         assert "app/__pycache__/main.cpython-313.pyc" in names
+        assert {"app/i18n/es.po", "app/i18n/en.po", "app/i18n/pt.po"} <= names      # the texts, a catalog each
 
 
 def test_the_real_nh3_is_shipped(site):
@@ -397,6 +398,22 @@ def test_server_sends_wasm_mime_type(site):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_shell_reads_the_catalogs(site):
+    """index.html's own texts are the default language's, from app/i18n/es.po; every language's are in
+    the configuration, for static/loader.js; the noscript note is in every language."""
+    from app.i18n import LANGS, shell_text
+    page = (site / "index.html").read_text()
+    assert "{{" not in page.split('id="kv-config"')[0] and '<html lang="es">' in page
+    es = shell_text()["es"]
+    for key in ("shell_title", "shell_loading", "shell_failed", "shell_files", "shell_hint", "shell_retry",
+                "shell_dismiss"):
+        assert f">{es[key]}<" in page, key
+    assert f'<meta name="description" content="{es["shell_description"]}">' in page
+    assert all(f'<span lang="{lang}">{shell_text()[lang]["shell_noscript"]}</span>' in page for lang in LANGS)
+    config = json.loads(re.search(r'id="kv-config">(.*?)</script>', page, re.S).group(1))
+    assert config["text"] == shell_text() and config["defaultLang"] == "es"
 
 
 def test_embed_example(site):

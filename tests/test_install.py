@@ -35,7 +35,8 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_holds_the_model_its_checkpoint_and_the_app(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"model/__init__.py", "model/gpt.py", "model/weights/minigpt.npz", "model/weights/tokenizer.json",
-            "model/weights/metrics.json", "app/main.py", "app/wasm.py"} <= names
+            "model/weights/metrics.json", "app/main.py", "app/wasm.py", "app/i18n/__init__.py", "app/i18n/po.py",
+            "app/i18n/es.po", "app/i18n/en.po", "app/i18n/pt.po"} <= names      # the texts: a catalog per language
     assert not [n for n in names if n.startswith(("tests/", "buildsupport/", "static/")) or n == "build.py"]
     assert not [n for n in names if "__pycache__" in n]
 

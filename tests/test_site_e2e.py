@@ -9,6 +9,7 @@ import json
 import pytest
 
 import build
+from app.i18n import shell_text
 from tests.browser import (PageFailed, chromium_missing, foreign, open_page, serve, wait_for_text,
                            wait_ready, wait_t)
 
@@ -92,11 +93,15 @@ def test_page_runs_the_real_nh3(site, browser):
 @pytest.mark.parametrize("lang", ["en", "pt"])
 def test_snapshot_and_app_in_the_url_language(site, browser, lang):
     if not list((site / "assets").glob(f"states-*/{lang}-cache-2.html")):
-        pytest.skip(f"the app declares no '{lang}' (app/i18n.py LANGS)")
+        pytest.skip(f"the app declares no '{lang}' (app/i18n: no {lang}.po)")
     with serve(site) as url:
         page, requests = open_page(browser, url + f"index.html?lang={lang}")
         wait_ready(page)
         assert page.evaluate("document.documentElement.lang") == lang
+        shell = shell_text()[lang]                        # the shell's texts, from app/i18n/LANG.po
+        assert page.title() == shell["shell_title"]
+        assert page.locator("#kv-retry").text_content() == shell["shell_retry"]
+        assert page.locator("#kv-hint").text_content() == shell["shell_hint"]
         snapshots = [u for u in requests if "/states-" in u]
         assert len(snapshots) == 1 and snapshots[0].endswith(f"/{lang}-cache-2.html")
         assert foreign(requests) == []
