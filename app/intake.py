@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import sys
 
 import param
 
@@ -40,8 +41,29 @@ SHOWN = 80                     # characters of a refused value in the log line
 READER_SETS = ("value", "value_input", "value_throttled")     # what a reader does with a widget
 
 
+def served(doc) -> bool:
+    """The document is a session of Panel's server (the static site's worker is not, though Panel
+    gives its document a session context of its own)."""
+    return sys.platform != "emscripten" and doc is not None and doc.session_context is not None
+
+
 class Refused(Exception):
     """Why a change or an event from the browser is not applied."""
+
+
+class Ignored(Refused):
+    """What BokehJS itself reports of its layout (a plot's size, an automatic range), which the app
+    never reads: not applied, and not worth a line in the log."""
+
+
+def reported_by_bokehjs(model, attr: str, raw) -> bool:
+    """BokehJS sends a plot's measured size (read-only properties) and the automatic ranges it
+    computed; with a value of the property's own type that is the page working, not an attack."""
+    from bokeh.models import DataRange
+    prop = model.lookup(attr, raises=False)
+    if prop is None or not (prop.readonly or (isinstance(model, DataRange) and attr in ("start", "end"))):
+        return False
+    return isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw)
 
 
 def _short(x) -> str:
@@ -133,6 +155,11 @@ def refusal(p: param.Parameter, value) -> str | None:
     return None
 
 
+def named(obj, key: str) -> str:
+    """The parameter a property of a Panel object's model stands for (Panel's mapping, inverted)."""
+    return next((p for p, prop in obj._property_mapping.items() if prop == key), key)
+
+
 def check_param(obj, key: str, value) -> None:
     """Raise Refused unless the Panel object takes `value` for its property `key` from a browser."""
     allowed = settable(obj)
@@ -189,7 +216,13 @@ def check_change(doc, rep: dict, buffers) -> None:
         raise Refused("no such model")
     who = listeners(model, attr) if isinstance(attr, str) else []
     if not who:
+        if reported_by_bokehjs(model, attr, rep.get("new")):
+            raise Ignored("BokehJS's own report")
         raise Refused("the app does not listen to it")
+    for owner, key in who:                      # before anything is decoded: who may set it at all
+        allowed = settable(owner) if owner is not None else None
+        if allowed is not None and named(owner, key) not in allowed:
+            raise Refused("the browser may not set it")
     why = too_big(rep.get("new"), LARGER.get(attr, MAX_BYTES))
     if why:
         raise Refused(why)
@@ -202,11 +235,22 @@ def check_change(doc, rep: dict, buffers) -> None:
             check_param(owner, key, new)
 
 
+def page_ready(doc) -> bool:
+    """Under Panel's server: the page has said it is ready (BokehJS's document_ready). Before that,
+    Panel runs an event's callbacks outside the document's lock, where any change they make fails."""
+    if not served(doc):
+        return True
+    from panel.io.state import state
+    return bool(state._connected.get(doc))
+
+
 def check_event(doc, rep: dict) -> None:
     """Raise Refused unless a UI event goes to a model (or the document) that listens to it."""
     if rep.get("msg_type") != "bokeh_event":
         raise Refused(f"a browser may not send the message {str(rep.get('msg_type'))[:40]!r}")
     ref, name = _event_target(rep)
+    if name != "document_ready" and not page_ready(doc):
+        raise Refused(f"the event {name[:40]!r} came before the page said it was ready")
     if ref is None:
         listening = doc.callbacks.event_callbacks_for_event_name(name)
     else:
@@ -254,6 +298,8 @@ def apply_patch(doc, patch, setter=None) -> int:
                 raise Refused(f"a browser may not send {str(rep.get('kind'))[:40]!r}")
             doc.apply_json_patch(Serialized({"events": [rep]}, buffers), setter=setter)
             applied += 1
+        except Ignored:
+            pass
         except Refused as e:
             refuse(_what(doc, rep), str(e), rep.get("new") if isinstance(rep, dict) else rep)
     return applied

@@ -52,7 +52,7 @@ def create_view(query=None, gpt=None) -> Explorable:
 def use_page_template() -> None:
     """Under Panel's server: the page it sends puts the app in a <main> landmark (app/page.html)."""
     doc = pn.state.curdoc
-    if doc is not None and doc.session_context is not None:
+    if intake.served(doc):
         doc.template = read("page.html")
 
 
@@ -69,7 +69,7 @@ def watch_the_order() -> None:
     it names, which Panel's path sent ("reference ... isn't known" in the browser). Such a change
     is said in the server's log, with where it was made (the browser tests read it)."""
     doc = pn.state.curdoc
-    if doc is None or doc.session_context is None:
+    if not intake.served(doc):          # the static site sends each change as a message of its own
         return
 
     def check(event):
@@ -81,8 +81,8 @@ def watch_the_order() -> None:
 
 def create_app(query=None):
     doc = pn.state.curdoc
-    if doc is not None and doc.session_context is not None:     # Panel's server: a browser's
-        intake.install()                                         # changes pass its gates
+    if intake.served(doc):              # Panel's server: a browser's changes pass its gates
+        intake.install()
     use_page_template()
     watch_the_order()
     try:

@@ -13,7 +13,11 @@ expects: any other message is reported as garbled. The app then checks the numbe
 against the model's own output, computed in its own interpreter.
 
     sandbox.warm()                                  # when the reader opens a section with code
-    sandbox.submit(request, on_answer)              # on_answer(Answer, run number), once
+    sandbox.submit(request, on_answer, key=...)     # on_answer(Answer, run number), once
+
+One run at a time, each in an interpreter of its own (app/sandbox_host.js): a run asked for while
+another runs waits in line (`queued`), one per key (a section's newer request replaces its own
+older one), and starts when the other ends (at the latest at its time limit).
 """
 from __future__ import annotations
 
@@ -190,6 +194,8 @@ class CodeSandbox(ReactiveHTML):
         super().__init__(**params)
         self._next = 1
         self._waiting: dict[int, object] = {}
+        self._queue: list[tuple] = []           # (key, run, payload, on_answer, limit_s, on_start)
+        self.limit_in_flight = LIMIT_S          # the time limit of the run in flight
         self.param.watch(self._on_response, "response")
 
     def warm(self, with_model: bool = False) -> None:
@@ -216,18 +222,39 @@ class CodeSandbox(ReactiveHTML):
         """The number the next run will get (1, 2, ...): pages mark their results with it."""
         return self._next
 
-    def submit(self, payload: dict, on_answer, limit_s: float = LIMIT_S) -> int:
+    def queued(self, run: int) -> bool:
+        """The run waits for another to end."""
+        return any(q[1] == run for q in self._queue)
+
+    def submit(self, payload: dict, on_answer, limit_s: float = LIMIT_S, key: str = "", on_start=None) -> int:
         """Run `payload` (for app/sandbox_runner.run_json) in the sandbox; on_answer(Answer, run number)
-        when it ends. Returns the run's number."""
+        when it ends. While another run is in flight it waits in line (`queued`), replacing the request
+        of the same `key` that was waiting; on_start(run number) when it leaves the line. Returns the
+        run's number."""
         self.warm()
         rid, self._next = self._next, self._next + 1
-        self._waiting[rid] = on_answer
-        self.request = {"id": rid, "payload": json.dumps(payload, allow_nan=False), "limit_s": limit_s}
+        payload_json = json.dumps(payload, allow_nan=False)
+        if self._waiting:
+            self._queue = [q for q in self._queue if q[0] != key] + [(key, rid, payload_json, on_answer, limit_s,
+                                                                      on_start)]
+        else:
+            self._start(rid, payload_json, on_answer, limit_s)
         return rid
+
+    def _start(self, rid: int, payload_json: str, on_answer, limit_s: float) -> None:
+        self._waiting[rid] = on_answer
+        self.limit_in_flight = limit_s
+        self.request = {"id": rid, "payload": payload_json, "limit_s": limit_s}
 
     def _on_response(self, event) -> None:
         response = event.new
         rid = response.get("id") if isinstance(response, dict) else None
         on_answer = self._waiting.pop(rid, None) if isinstance(rid, int) else None
-        if on_answer is not None:
-            on_answer(read_answer(response), rid)
+        if on_answer is None:
+            return
+        if self._queue and not self._waiting:        # the next in line, before this answer is shown
+            _key, nid, payload_json, next_answer, limit_s, on_start = self._queue.pop(0)
+            self._start(nid, payload_json, next_answer, limit_s)
+            if on_start is not None:
+                on_start(nid)
+        on_answer(read_answer(response), rid)

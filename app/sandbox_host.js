@@ -2,29 +2,39 @@
  * CodeSandbox; runs in the browser with `model`, `data`, `state`, `view` in scope, under
  * `panel serve` and on the static site alike).
  *
- * One host per page (window.__kvSandboxHost): it owns the sandbox worker (static/sandbox.js),
- * starts it when the app asks (data.wanted), sends it one run at a time, and answers in
- * data.response with plain data only. A run that takes longer than its limit, or an
- * interpreter that dies, gets the worker terminated and a fresh one started: the page never
- * waits longer than the limit, and the app's own interpreter is never involved.
+ * One host per page (window.__kvSandboxHost). Every run gets an interpreter of its own: a Web
+ * Worker with its own Pyodide and NumPy (static/sandbox.js), booted ahead (`spare`) and thrown
+ * away when the run ends, answered or not. Nothing a run leaves behind (a module it patched, the
+ * runner it replaced, a timer, a listener, the memory it took) can reach the next one. While a
+ * run executes, the next interpreter boots beside it, so the reader's next run does not wait for
+ * it. A run longer than its limit, or an interpreter that dies, ends the same way: its worker is
+ * terminated. The answer goes back in data.response, plain data only; the app's own interpreter
+ * is never involved.
  */
 if (!window.__kvSandboxHost) {
   const BOOT_LIMIT_MS = 180000;
 
   const host = {
-    worker: null,
+    spare: null,           // {worker, ready: promise of {ok, message, url}, ok}: the next run's interpreter
+    running: null,         // the worker of the run in flight
     phase: "off",          // off | starting | ready | running | failed
-    ready: null,           // promise of the current worker's start
     data: null,            // the component's data (the latest rendered view)
     files: {},
-    pending: null,         // {id, nonce, timer, limit}
-    stats: { starts: 0, lastStartMs: null },
+    pending: null,         // {id, nonce, timer}
+    stats: { starts: 0, runs: 0, lastStartMs: null, lastFailure: null },
   };
   window.__kvSandboxHost = host;
 
   const setPhase = (phase) => {
     host.phase = phase;
     if (host.data) host.data.status = phase;
+  };
+
+  // The phase the reader's next run would meet: running, or the spare's state.
+  const settle = () => {
+    if (host.pending) return setPhase("running");
+    if (!host.spare) return setPhase(host.phase === "failed" ? "failed" : "off");
+    setPhase(host.spare.ok === undefined ? "starting" : host.spare.ok ? "ready" : "failed");
   };
 
   const absolute = (url) => (url ? new URL(url, document.baseURI).href : url);
@@ -52,50 +62,54 @@ if (!window.__kvSandboxHost) {
     return new Worker(URL.createObjectURL(blob));
   }
 
-  function start() {
+  // A worker for the next run, booting now. Its "ready" or "failed" counts once, during its boot;
+  // after that only the run's own answer (with the run's nonce) does.
+  function boot() {
     const cfg = runtimeConfig();
     const t0 = performance.now();
-    let worker;
+    const spare = { worker: null, ok: undefined };
     host.stats.starts += 1;
-    setPhase("starting");
-    host.ready = new Promise((resolve) => {
-      const failed = (message, url) => {
-        host.stats.lastFailure = `${message} (${url})`;
-        if (host.worker === worker) {
-          if (worker) worker.terminate();
-          host.worker = null;
-          setPhase("failed");
-        }
-        resolve({ ok: false, message, url });
-      };
-      if (!cfg.pyodide || !cfg.indexURL) return failed("no Python runtime is configured for the sandbox", "");
-      try {
-        worker = host.worker = newWorker(cfg);
-      } catch (e) {
-        return failed(String(e), cfg.worker || "sandbox worker");
-      }
-      const timer = setTimeout(() => failed("the sandbox did not start in time", cfg.indexURL), BOOT_LIMIT_MS);
-      worker.addEventListener("message", (event) => onMessage(worker, event.data || {}));
-      worker.addEventListener("error", (event) => {
-        event.preventDefault();
-        if (worker !== host.worker) return;
-        if (host.phase === "starting") failed(event.message || "the sandbox worker failed", cfg.worker || "");
-        else crashed(worker, event.message || "the sandbox worker failed");
-      });
-      worker.__ready = (msg) => {
-        clearTimeout(timer);
-        if (msg.type === "ready") {
+    spare.ready = new Promise((resolve) => {
+      const finish = (result) => {
+        if (spare.ok !== undefined) return;
+        clearTimeout(spare.timer);
+        spare.ok = result.ok;
+        if (!result.ok) {
+          host.stats.lastFailure = `${result.message} (${result.url})`;
+          if (spare.worker) spare.worker.terminate();
+        } else {
           host.stats.lastStartMs = performance.now() - t0;
           performance.mark("kv-sandbox-ready");
-          setPhase("ready");
-          resolve({ ok: true });
-        } else {
-          failed(String(msg.message || "").slice(0, 2000), String(msg.url || "").slice(0, 500));
         }
+        resolve(result);
+        settle();
       };
-      worker.postMessage({ type: "init", config: cfg, runner: plain(host.data.sources).runner, files: host.files });
+      spare.finish = finish;
+      if (!cfg.pyodide || !cfg.indexURL) return finish({ ok: false, message: "no Python runtime is configured for the sandbox", url: "" });
+      try {
+        spare.worker = newWorker(cfg);
+      } catch (e) {
+        return finish({ ok: false, message: String(e), url: cfg.worker || "sandbox worker" });
+      }
+      spare.timer = setTimeout(() => finish({ ok: false, message: "the sandbox did not start in time", url: cfg.indexURL }), BOOT_LIMIT_MS);
+      spare.worker.addEventListener("message", (event) => onMessage(spare, event.data || {}));
+      spare.worker.addEventListener("error", (event) => {
+        event.preventDefault();
+        if (spare.ok === undefined) finish({ ok: false, message: event.message || "the sandbox worker failed", url: cfg.worker || "" });
+        else if (host.running === spare.worker) crashed(event.message || "the sandbox worker failed");
+      });
+      spare.worker.postMessage({ type: "init", config: cfg, runner: plain(host.data.sources).runner, files: host.files });
     });
-    return host.ready;
+    host.spare = spare;
+    settle();
+    return spare;
+  }
+
+  // The run's worker is done with, whatever happened: terminate it (its timers, listeners and
+  // memory go with it).
+  function discard() {
+    if (host.running) host.running.terminate();
+    host.running = null;
   }
 
   function respond(answer) {
@@ -103,38 +117,28 @@ if (!window.__kvSandboxHost) {
     if (!pending) return;
     clearTimeout(pending.timer);
     host.pending = null;
+    discard();
     if (host.data) host.data.response = Object.assign({ id: pending.id }, answer);
+    settle();
   }
 
-  function refuse(request, status) {
-    if (host.data) host.data.response = { id: request.id, status };
-  }
-
-  // The interpreter is gone or cannot be trusted: throw it away, start a fresh one for the next run.
-  function restart(worker) {
-    if (host.worker === worker) {
-      worker.terminate();
-      host.worker = null;
-      start();
-    }
-  }
-
-  function crashed(worker, message) {
+  function crashed(message) {
     respond({ status: "crashed", message: String(message).slice(-2000) });
-    restart(worker);
   }
 
-  function onMessage(worker, msg) {
-    if (worker !== host.worker) return;
+  function onMessage(spare, msg) {
     if (msg.type === "ready" || msg.type === "failed") {
-      if (worker.__ready) worker.__ready(msg);
-      return;
+      if (spare.ok === undefined) {
+        spare.finish(msg.type === "ready" ? { ok: true }
+          : { ok: false, message: String(msg.message || "").slice(0, 2000), url: String(msg.url || "").slice(0, 500) });
+      }
+      return;                                   // later, the run's code saying so changes nothing
     }
     const pending = host.pending;
-    // Only the answer to the run in flight counts; anything else (a message the code itself
-    // posted, say) is dropped.
-    if (!pending || msg.nonce !== pending.nonce) return;
-    if (msg.type === "fatal") return crashed(worker, msg.message);
+    // Only the answer of the run in flight, from its own worker, counts; anything else (a message
+    // the code itself posted, say) is dropped.
+    if (!pending || spare.worker !== host.running || msg.nonce !== pending.nonce) return;
+    if (msg.type === "fatal") return crashed(msg.message);
     if (msg.type !== "done" || typeof msg.answer !== "string") return;
     respond({
       status: "done",
@@ -143,43 +147,55 @@ if (!window.__kvSandboxHost) {
       more: Number.isFinite(msg.more) ? msg.more : 0,
       ms: Number.isFinite(msg.ms) ? msg.ms : null,
     });
-    setPhase("ready");
-    // A memory bomb leaves the worker's memory grown for good: start a fresh one.
-    if (msg.answer.includes('"MemoryError"')) restart(worker);
   }
 
   host.attach = (data) => {
     host.data = data;
-    data.status = host.phase;
+    settle();
   };
 
+  // The reader opened a section that runs code: have an interpreter ready.
   host.want = () => {
-    if (host.phase === "off" || host.phase === "failed") start();
+    if (!host.spare || host.spare.ok === false) boot();
   };
 
   host.setFiles = (files) => {
     host.files = plain(files) || {};
-    if (host.worker && Object.keys(host.files).length) host.worker.postMessage({ type: "files", files: host.files });
+    // a spare that booted without them gets them now (it has run nothing yet)
+    const spare = host.spare;
+    if (spare && spare.worker && spare.ok !== false && Object.keys(host.files).length) {
+      spare.worker.postMessage({ type: "files", files: host.files });
+    }
   };
 
   host.run = async (request) => {
     request = plain(request);
     if (!request || request.id === undefined || (host.pending && host.pending.id === request.id)) return;
-    if (host.pending) return refuse(request, "busy");     // one run at a time
-    const pending = (host.pending = { id: request.id, nonce: Math.random().toString(36).slice(2) + Date.now() });
-    if (!host.worker || host.phase === "failed") start();
-    const started = await host.ready;
+    if (host.pending) {                          // one run at a time (app/sandbox.py queues them)
+      if (host.data) host.data.response = { id: request.id, status: "busy" };
+      return;
+    }
+    const pending = (host.pending = { id: request.id, nonce: crypto.getRandomValues(new Uint32Array(4)).join("-") });
+    setPhase("running");
+    let spare = host.spare && host.spare.ok !== false ? host.spare : boot();
+    const started = await spare.ready;
     if (host.pending !== pending) return;
-    if (!started.ok) return respond({ status: "unavailable", message: started.message, url: started.url });
-    const worker = host.worker;
+    if (!started.ok) {
+      host.spare = null;
+      setPhase("failed");
+      return respond({ status: "unavailable", message: started.message, url: started.url });
+    }
+    // This interpreter is the run's, and only the run's; the next one boots beside it.
+    host.running = spare.worker;
+    host.spare = null;
+    boot();
+    host.stats.runs += 1;
+    setPhase("running");
     const limit = Math.max(1, Math.min(60, Number(request.limit_s) || 5));
     pending.timer = setTimeout(() => {
-      if (host.pending !== pending) return;
-      respond({ status: "timeout", limit_s: limit });
-      restart(worker);
+      if (host.pending === pending) respond({ status: "timeout", limit_s: limit });
     }, limit * 1000);
-    setPhase("running");
-    worker.postMessage({ type: "run", nonce: pending.nonce, request: request.payload });
+    host.running.postMessage({ type: "run", nonce: pending.nonce, request: request.payload });
   };
 }
 window.__kvSandboxHost.attach(data);

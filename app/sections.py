@@ -5,6 +5,7 @@ app.lab, app.cell, app.quiz, app.challenge and app.calculator.
 from __future__ import annotations
 
 import asyncio
+import functools
 
 import numpy as np
 import panel as pn
@@ -274,6 +275,16 @@ def failure_html(t, lang, answer, limit_s) -> str | None:
     return f"<div class='feedback wrong' role='status' data-testid='code-stopped'>{esc(text)}</div>"
 
 
+def waiting_html(view, testid: str, pane, run: int, queued: bool = False) -> None:
+    """A run's result while it has none: running, or waiting in line for another run to end (at the
+    latest at that run's time limit)."""
+    t = view.t
+    state, text = (("queued", t("code_queued", limit=num(view.sandbox.limit_in_flight, view.lang))) if queued
+                   else ("running", t("code_running")))
+    pane.object = (f"<div data-testid='{testid}' data-state='{state}' data-run='{run}'><p role='status'>"
+                   f"{esc(text)}</p></div>")
+
+
 class ProveSection(Section):
     key = "prove"
 
@@ -312,17 +323,14 @@ class ProveSection(Section):
         self.result.object = ""
 
     def run(self, one_more: bool = False):
-        if self.view.sandbox.busy:
-            return
         code = self.code.code
         if one_more:
             code = cell.one_more(code, self.view.n)
             self.editor.value = code
-        self.result.object = (f"<div data-testid='prove-result' data-state='running' "
-                              f"data-run='{self.view.sandbox.next_run}'><p role='status'>"
-                              f"{esc(self.t('code_running'))}</p></div>")
-        self.view.sandbox.submit(cell.payload(code, self.view.ex.settings.seed, self.lang), self.show,
-                                 limit_s=cell.LIMIT_S)
+        waiting = functools.partial(waiting_html, self.view, "prove-result", self.result)
+        run = self.view.sandbox.submit(cell.payload(code, self.view.ex.settings.seed, self.lang), self.show,
+                                       limit_s=cell.LIMIT_S, key=self.key, on_start=waiting)
+        waiting(run, queued=self.view.sandbox.queued(run))
 
     def show(self, answer, run):
         self.view.publish_state(weights=True)      # tests check the app's model is untouched
@@ -419,15 +427,13 @@ class QuizSection(Section):
         return ex.gpt.attention_at(ex.ids, self.block.value, self.head.value)
 
     def check(self):
-        if self.view.sandbox.busy:
-            return
         q, K, V, out = self.case()
         where = self.t("challenge_where", t=self.view.ex.t, block=self.block.value + 1, head=self.head.value + 1)
-        self.result.object = (f"<div data-testid='challenge-result' data-state='running' "
-                              f"data-run='{self.view.sandbox.next_run}'><p role='status'>"
-                              f"{esc(self.t('code_running'))}</p></div>")
-        self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
-                                 lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run))
+        waiting = functools.partial(waiting_html, self.view, "challenge-result", self.result)
+        run = self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
+                                       lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run),
+                                       key=self.key, on_start=waiting)
+        waiting(run, queued=self.view.sandbox.queued(run))
 
     def show_check(self, verdict, out, where, run):
         self.view.publish_state(weights=True)      # tests check the app's model is untouched

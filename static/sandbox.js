@@ -1,11 +1,12 @@
-/* The reader's code sandbox: a Web Worker with its own Pyodide and NumPy, nothing else.
+/* The reader's code sandbox: a Web Worker with its own Pyodide and NumPy, nothing else, for
+ * ONE run.
  *
- * The page (app/sandbox_host.js) starts it when the reader opens a section that runs
- * code, sends it copies of the numbers the code needs and reads back plain data.
- * Nothing here can reach the app: the app runs in another interpreter (a server
- * under `panel serve`, another worker on the static site). If the code runs too
- * long or the interpreter dies, the page terminates this worker and starts a
- * fresh one.
+ * The page (app/sandbox_host.js) boots it ahead of the reader's next run, sends it copies of
+ * the numbers the code needs and reads back plain data. Nothing here can reach the app: the app
+ * runs in another interpreter (a server under `panel serve`, another worker on the static site).
+ * After its one run (or when the run takes too long, or the interpreter dies) this worker is
+ * gone: it closes itself as soon as it has answered, and the page terminates it, so nothing the
+ * code left (a patched module, a replaced runner, a timer, a listener, memory) outlives the run.
  *
  *   page -> worker  {type: "init", config, runner, files}
  *   worker -> page  {type: "ready", ms} | {type: "failed", message, url}
@@ -15,8 +16,11 @@
  */
 "use strict";
 
-// Captured before any reader code runs: reassigning self.postMessage from Python changes nothing here.
+// Captured before any reader code runs: reassigning self.postMessage or self.close from Python
+// changes nothing here.
 const post = self.postMessage.bind(self);
+const closeSelf = self.close.bind(self);
+let ran = false;
 const MAX_LINES = 200;          // printed lines sent back; the rest are counted
 const MAX_LINE_CHARS = 500;
 const MAX_CHARS = 20000;
@@ -100,6 +104,7 @@ async function init(msg) {
 }
 
 function run(msg) {
+  ran = true;
   out.lines = [];
   out.chars = 0;
   out.more = 0;
@@ -112,16 +117,18 @@ function run(msg) {
     // The runner catches every Python exception: what reaches here is the interpreter itself failing
     // (a stack overflow, a fatal error). This worker cannot be trusted any more.
     post({ type: "fatal", nonce: msg.nonce, message: String(e && e.message ? e.message : e).slice(-2000) });
+    closeSelf();
     return;
   }
   post({ type: "done", nonce: msg.nonce, answer, output: out.lines.slice(), more: out.more,
          ms: performance.now() - t0 });
+  closeSelf();            // what the code queued (timers, callbacks) never runs: this interpreter is done
 }
 
 // addEventListener, not onmessage: code that reassigns self.onmessage cannot take this over.
 self.addEventListener("message", async (event) => {
   const msg = event.data || {};
   if (msg.type === "init" && py === null) await init(msg);
-  else if (msg.type === "files") addFiles(msg.files);
-  else if (msg.type === "run" && runJson) run(msg);
+  else if (msg.type === "files" && !ran) addFiles(msg.files);
+  else if (msg.type === "run" && runJson && !ran) run(msg);
 });

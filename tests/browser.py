@@ -261,6 +261,6 @@ def run_and_wait(page, testid: str, button: str, timeout_ms: int = 60000):
             return null;
           };
           const el = find(document);
-          return el && Number(el.dataset.run) > before && el.dataset.state !== 'running';
+          return el && Number(el.dataset.run) > before && !['running', 'queued'].includes(el.dataset.state);
         }""", arg=[testid, before], timeout=timeout_ms)
     return page.locator(f"[data-testid={testid}]").first

@@ -67,6 +67,7 @@ class RawSession:
         token = self.token or generate_jwt_token(self.session_id)
         self.socket = await websocket_connect(HTTPRequest(self.ws_url), subprotocols=["bokeh", token],
                                               max_message_size=200 * 1024 * 1024)
+        self.socket.stream.set_nodelay(True)     # a message is three frames: no waiting between them
         header, _meta, _content = await self._receive()
         assert header["msgtype"] == "ACK", header
 
@@ -124,13 +125,24 @@ class RawSession:
                   for mid, attr, value in changes]
         return self.raw_patch(json.dumps({"events": events}), timeout)
 
+    def ready(self) -> str:
+        """What BokehJS says once it has rendered the document: Panel's session then takes events."""
+        content = {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
+            "type": "event", "name": "document_ready", "values": {"type": "map", "entries": []}}}]}
+        return self.raw_patch(json.dumps(content))
+
     def raw_patch(self, content: str, timeout: float | None = None) -> str:
         kind, body = self._run(self._request("PATCH-DOC", content), timeout)
         return kind if kind == "OK" else f"{kind}: {body[:300]}"
 
     def event(self, model_id: str, name: str, values: dict | None = None, timeout: float | None = None) -> str:
         """A UI event of a model, as BokehJS sends a click: e.g. ('p1234', 'button_click')."""
-        event = {"type": "event", "name": name, "values": {"type": "map", "entries": [
-            ["model", {"id": model_id}], *[[k, v] for k, v in (values or {}).items()]]}}
-        content = {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": event}]}
+        return self.events([(model_id, name, values)], timeout)
+
+    def events(self, events, timeout: float | None = None) -> str:
+        """Several UI events (model id, name, values) in one PATCH-DOC."""
+        content = {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
+            "type": "event", "name": name, "values": {"type": "map", "entries": [
+                ["model", {"id": model_id}], *[[k, v] for k, v in (values or {}).items()]]}}}
+            for model_id, name, values in events]}
         return self.raw_patch(json.dumps(content), timeout)

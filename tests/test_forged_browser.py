@@ -18,6 +18,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from app.i18n import LANGS, tr
 from tests.browser import chromium_missing, errors, open_all_sections, open_app, wait_t
 from tests.forge import INF, NAN, RawSession
 from tests.servers import panel_dev, server_lines, server_memory_mb
@@ -35,9 +36,9 @@ def deep(n: int):
     return x
 
 
-HOSTILE = [10 ** 15, -10 ** 15, -1, 0, 2 ** 63, 0.5, NAN, INF, {"type": "number", "value": "-inf"}, "x", "",
-           True, None, [], list(range(1000)), {"k": "v"}, deep(40), {"id": "p0"}]
+HOSTILE = [10 ** 15, -1, 0.5, 2 ** 63, NAN, INF, "x", True, None, list(range(1000)), deep(40), {"id": "p0"}]
 BIG = "y" * MiB
+TEXTS = ("value", "value_input", "active", "presses", "command", "response", "status", "label", "options", "title")
 
 
 # The parameters of the page's own components (their Bokeh data models' classes are made at run time):
@@ -55,6 +56,14 @@ def attributes(model: dict) -> list[str]:
     cls = Model.model_class_reverse_map.get(model["name"])
     names = set(model["attributes"]) | (set(cls.properties()) if cls is not None else set(COMPONENT_ATTRIBUTES))
     return sorted(names - {"tags", "js_property_callbacks", "js_event_callbacks", "id"})
+
+
+def reads_input(model: dict) -> bool:
+    """A model a reader's input goes through: a widget's, or a component's data model."""
+    name = model["name"]
+    return name.startswith("panel.models.widgets") or name[-1:].isdigit() or name in (
+        "Toggle", "RadioButtonGroup", "RadioGroup", "CustomSelect", "TextInput", "TextAreaInput", "Spinner",
+        "panel.models.browser.BrowserInfo")
 
 
 def position(session: RawSession) -> str:
@@ -80,22 +89,35 @@ def attack(url: str, report: dict) -> None:
             time.sleep(1)
         report["models"] = len(models)
         pairs = [(mid, attr) for mid, m in models.items() for attr in attributes(m)]
-        report["pairs"] = len(pairs)
-        for value in HOSTILE:
-            for i in range(0, len(pairs), 400):
-                report["answers"].append(s.patch([(mid, attr, value) for mid, attr in pairs[i:i + 400]]))
-        for i, (mid, attr) in enumerate(pairs):           # 1 MB: one attribute a model, and every value
-            if i % 7 == 0 or attr in ("value", "value_input", "active", "presses", "command", "response", "text"):
-                report["answers"].append(s.patch([(mid, attr, BIG)]))
-        for mid in list(models)[:200]:                    # clicks and UI events on models that do not listen
-            report["answers"].append(s.event(mid, "button_click"))
-            report["answers"].append(s.event(mid, "tap", {"x": NAN, "y": "x"}))
+        inputs = {(mid, attr) for mid, attr in pairs if reads_input(models[mid])}
+        report["pairs"], report["inputs"] = len(pairs), len(inputs)
+        # every hostile value for what takes a reader's input; one of them (in turn) for the rest; 1 MB
+        # for the inputs' values and texts, and for one attribute of every tenth model
+        events = [(mid, attr, value) for mid, attr in sorted(inputs) for value in HOSTILE]
+        events += [(mid, attr, BIG) for mid, attr in sorted(inputs) if attr in TEXTS]
+        events += [(mid, attr, HOSTILE[i % len(HOSTILE)]) for i, (mid, attr) in enumerate(pairs)
+                   if (mid, attr) not in inputs]
+        events += [(mid, attributes(m)[0], BIG) for mid, m in list(models.items())[::10]]
+        # clicks to every model, and UI events no model listens to (before the page said it was ready)
+        report["answers"].append(s.events([(mid, name, values) for mid in models for name, values in
+                                           (("button_click", None), ("tap", {"x": NAN, "y": "x"}))]))
+        batch, big = [], 0
+        for event in events:
+            batch.append(event)
+            big += event[2] is BIG
+            if len(batch) == 1000 or big == 4:
+                report["answers"].append(s.patch(batch))
+                batch, big = [], 0
+        report["answers"].append(s.patch(batch))
         report["answers"].append(s.raw_patch('{"events": [{"kind": "RootAdded", "model": {"type": "object", '
                                              '"name": "Div", "id": "forged", "attributes": {"text": "x"}}}]}'))
+        s.ready()                        # as a page would, once: now the session takes clicks
         s.doc = None
-        models = s.models()
-        reset, step = ([mid for mid, m in models.items() if m["attributes"].get("label") == name][0]
-                       for name in ("Reiniciar", "Avanzar"))
+        models = s.models()              # a click on every model, every button included
+        report["answers"].append(s.events([(mid, name, values) for mid in models for name, values in
+                                           (("button_click", None), ("tap", {"x": NAN, "y": "x"}))]))
+        reset, step = ([mid for mid, m in models.items() if str(m["attributes"].get("label")) in names][0]
+                       for names in ({tr(lang, "reset") for lang in LANGS}, {tr(lang, "step") for lang in LANGS}))
         s.event(reset, "button_click")
         before = position(s)
         s.event(step, "button_click")

@@ -219,3 +219,43 @@ def test_a_value_the_linked_setting_refuses_is_refused(page, refusals, caplog):
     assert view.session.settings.mode == "cache" and switch.value == "cache"
     assert change(doc, model, "active", 1) == 1 and view.session.settings.mode == "full"
     view.session.settings.mode = "cache"
+
+
+def test_events_before_the_page_is_ready_are_refused(refusals):
+    """Under Panel's server an event that comes before BokehJS's document_ready would run outside the
+    document's lock (a traceback): refused until the page says it is ready."""
+    from panel.io.state import state
+
+    class Context:                     # what Bokeh's server gives a session's document
+        session = None
+    view = create_view("")
+    doc = Document()
+    view.layout.server_doc(doc)
+    context = Context()
+    doc._session_context = lambda: context            # Bokeh keeps a weak reference: called to read it
+    step = bokeh_model(view, view.controls.step_button, doc)
+    click = {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
+        "type": "event", "name": "button_click", "values": {"type": "map", "entries": [["model", {"id": step.id}]]}}}
+    try:
+        assert intake.apply_patch(doc, {"events": [click]}) == 0
+        state._connected[doc] = True
+        assert intake.check_event(doc, click) is None
+    finally:
+        state._connected.pop(doc, None)
+        doc._session_context = lambda: None
+
+
+def test_bokehjs_own_reports_are_dropped_without_a_word(page, caplog):
+    """A plot's measured size and an automatic range, as BokehJS sends them: not applied, not logged;
+    the same properties with a hostile value: logged."""
+    from bokeh.models import DataRange1d, Plot
+    _view, doc = page
+    plot = next(m for m in doc.models if isinstance(m, Plot))
+    auto = next((m for m in doc.models if isinstance(m, DataRange1d)), None)
+    caplog.set_level(logging.WARNING, logger="app.intake")
+    assert change(doc, plot, "inner_width", 640) == 0
+    if auto is not None:
+        assert change(doc, auto, "end", 3.5) == 0
+    assert not caplog.records
+    change(doc, plot, "inner_width", "x" * 100)
+    assert len(caplog.records) == 1

@@ -46,6 +46,9 @@ def test_snapshot_then_live_app_offline(site, browser):
         button.click()                          # past the 64-position window: the model's own IndexError
         wait_for_text(page, "IndexError", timeout_ms=20000)
         assert page.evaluate("document.body.dataset.pyerror") is None
+        # a clean console: no warning or error along the way (the IndexError is the page's, not the console's)
+        said = [m for m in page.console_messages if m.startswith(("warning", "error", "pageerror"))]
+        assert said == [], said[:5]
         assert foreign(requests) == [], foreign(requests)
         assert any("/packages/" in u and "numpy" in u for u in requests)
         assert not [u for u in requests if "/states-" in u]       # the default state: inline in the page

@@ -3,6 +3,11 @@
     python -m app.i18n pot       # write app/i18n/messages.pot from es.po (after adding or removing keys)
     python -m app.i18n format    # write every catalog back in the canonical form (after an editor saved it)
     python -m app.i18n check     # exit 1 if messages.pot is out of date or a catalog is not canonical
+    python -m app.i18n set FILE  # add or change keys in every catalog from a JSON file, then `pot`:
+                                 #   {"key": {"es": "...", "en": "...", "pt": "...",
+                                 #            "after": "other_key", "note": "for translators"},
+                                 #    "plural_key": {"es": ["{n} línea", "{n} líneas"], ...},
+                                 #    "old_key": null}                      (null removes a key)
 
 A new language: copy es.po (or en.po) to xx.po, set its header's Language and Plural-Forms, translate
 every msgstr; or `msginit -i app/i18n/messages.pot -l xx -o app/i18n/xx.po`. After keys change:
@@ -45,6 +50,36 @@ def stale() -> list[str]:
             if not path.is_file() or path.read_text(encoding="utf-8") != text]
 
 
+def set_texts(changes: dict) -> None:
+    """Add, change or remove keys in every catalog of this folder (see the module's docstring), then
+    write the template. A text given as a list is a plural entry (one string per form)."""
+    for path, catalog in catalog_files().items():
+        if path.parent != HERE:
+            continue
+        lang = catalog.language
+        for key, spec in changes.items():
+            if spec is None:
+                catalog.messages.pop(key, None)
+                continue
+            text = spec.get(lang, spec.get(DEFAULT_LANG))
+            if text is None:
+                raise ValueError(f"{key}: no text for {lang} or {DEFAULT_LANG}")
+            forms = list(text) if isinstance(text, list) else [text]
+            old = catalog.messages.get(key)
+            notes = [f"#. {spec['note']}"] if spec.get("note") else (old.comments if old else [])
+            message = po.Message(key, forms, key if isinstance(text, list) else None, None, notes)
+            items = list(catalog.messages.items())
+            if old is not None:
+                items = [(k, message if k == key else m) for k, m in items]
+            else:
+                after = spec.get("after")
+                at = next((i + 1 for i, (k, _m) in enumerate(items) if k == after), len(items))
+                items.insert(at, (key, message))
+            catalog.messages = dict(items)
+        path.write_text(po.write(catalog), encoding="utf-8")
+    POT.write_text(po.write(template()), encoding="utf-8")      # CATALOGS holds the catalogs changed above
+
+
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
     if command == "pot":
@@ -53,6 +88,10 @@ def main(argv: list[str]) -> int:
         for path, catalog in catalog_files().items():
             if path.parent == HERE:
                 path.write_text(po.write(catalog), encoding="utf-8")
+    elif command == "set" and len(argv) == 2:
+        import json
+        from pathlib import Path
+        set_texts(json.loads(Path(argv[1]).read_text(encoding="utf-8")))
     elif command == "check":
         bad = stale()
         if bad:
