@@ -275,15 +275,19 @@ def _what(doc, rep) -> str:
     return str(rep.get("kind"))[:40]
 
 
-def apply_patch(doc, patch, setter=None) -> int:
+def apply_patch(doc, patch, setter=None, strict: bool = False) -> int:
     """Apply the admitted events of a browser's patch ({"events": [...]}, or Bokeh's Serialized), one
-    at a time; refuse the rest, a line each. Returns how many were applied."""
+    at a time; refuse the rest, a line each. Returns how many were applied. Something that is not a
+    patch at all is refused too, or, `strict` (the static site's worker, whose patches come from the
+    page's own loader), raised: there it is a bug of the page, shown as one."""
     from bokeh.core.serialization import Serialized
     buffers = patch.buffers if isinstance(patch, Serialized) else None
     content = patch.content if isinstance(patch, Serialized) else patch
     events = content.get("events") if isinstance(content, dict) else None
     if not isinstance(events, list):
-        refuse("patch", "no list of events")
+        if strict:
+            raise ValueError(f"not a patch: {_short(content)}")
+        refuse("patch", "no list of events", content)
         return 0
     applied = 0
     for rep in events:

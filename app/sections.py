@@ -328,9 +328,9 @@ class ProveSection(Section):
             code = cell.one_more(code, self.view.n)
             self.editor.value = code
         waiting = functools.partial(waiting_html, self.view, "prove-result", self.result)
-        run = self.view.sandbox.submit(cell.payload(code, self.view.ex.settings.seed, self.lang), self.show,
-                                       limit_s=cell.LIMIT_S, key=self.key, on_start=waiting)
-        waiting(run, queued=self.view.sandbox.queued(run))
+        waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)      # before: the answer may be at once
+        self.view.sandbox.submit(cell.payload(code, self.view.ex.settings.seed, self.lang), self.show,
+                                 limit_s=cell.LIMIT_S, key=self.key, on_start=waiting)
 
     def show(self, answer, run):
         self.view.publish_state(weights=True)      # tests check the app's model is untouched
@@ -430,10 +430,10 @@ class QuizSection(Section):
         q, K, V, out = self.case()
         where = self.t("challenge_where", t=self.view.ex.t, block=self.block.value + 1, head=self.head.value + 1)
         waiting = functools.partial(waiting_html, self.view, "challenge-result", self.result)
-        run = self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
-                                       lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run),
-                                       key=self.key, on_start=waiting)
-        waiting(run, queued=self.view.sandbox.queued(run))
+        waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)      # before: the answer may be at once
+        self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
+                                 lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run),
+                                 key=self.key, on_start=waiting)
 
     def show_check(self, verdict, out, where, run):
         self.view.publish_state(weights=True)      # tests check the app's model is untouched

@@ -96,7 +96,7 @@ def apply_patch(patch) -> None:
     from panel.io.state import state
 
     from .intake import apply_patch as through_the_door
-    through_the_door(state.curdoc, _convert_json_patch(patch), setter=SETTER)
+    through_the_door(state.curdoc, _convert_json_patch(patch), setter=SETTER, strict=True)
 
 
 def source_modules(names_json: str) -> str:

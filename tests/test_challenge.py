@@ -148,3 +148,25 @@ def test_changing_64_to_65_meets_the_index_error(capsys):
 def test_one_more_leaves_other_numbers_alone():
     assert cell.one_more("while len(ids) < 30:\n", 64) == "while len(ids) < 30:\n"
     assert cell.one_more("while len(ids)<64:\n", 64) == "while len(ids)<65:\n"
+
+
+def test_runs_wait_in_line_one_per_section():
+    """CodeSandbox (app/sandbox.py): one run at a time; a run asked for meanwhile waits in line, a
+    section's newer request replaces its own older one, and the next one starts when an answer
+    arrives (the browser's answers are set here by hand, as the page's host sets them)."""
+    from app.sandbox import CodeSandbox
+    box = CodeSandbox()
+    answers, started = [], []
+    first = box.submit({"code": "1"}, lambda a, run: answers.append(run), key="prove", limit_s=10)
+    assert box.request["id"] == first and not box.queued(first) and box.limit_in_flight == 10
+    second = box.submit({"code": "2"}, lambda a, run: answers.append(run), key="quiz", on_start=started.append)
+    third = box.submit({"code": "3"}, lambda a, run: answers.append(run), key="quiz", on_start=started.append)
+    assert box.queued(third) and not box.queued(second)          # replaced by the newer request
+    assert box.request["id"] == first                            # nothing sent while one runs
+    box.response = {"id": first, "status": "timeout", "limit_s": 10}
+    assert answers == [first] and started == [third] and box.request["id"] == third
+    assert json.loads(box.request["payload"]) == {"code": "3"}
+    box.response = {"id": second, "status": "done", "answer": "{}"}     # an answer to no run in flight
+    assert answers == [first]
+    box.response = {"id": third, "status": "done", "answer": json.dumps({"status": "ok", "value": None})}
+    assert answers == [first, third] and not box.busy

@@ -99,7 +99,7 @@ def test_nothing_typed_stops_or_changes_the_page(browser, app_url):
         if state == "stopped":
             assert f"más de {LIMIT_S} s" in text
         if "print(i)" in code:
-            assert re.search(r"… y \d+ líneas más", text), text
+            assert re.search(r"… y [\d\u202f]+ líneas más", text), text
     assert page.evaluate("window.__kvSandboxHost.stats.starts") >= 3      # stopped ones were replaced
     step_to_the_end(page)
     assert weights(page) == before
