@@ -22,11 +22,15 @@ sys.path.insert(0, str(ROOT))
 
 STEP_JS = """
 async (t) => {
-  const pos = () => document.querySelector('.tpos');
-  const button = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === 'Avanzar')
-    || (() => { for (const el of document.querySelectorAll('*')) if (el.shadowRoot) {
-         const b = [...el.shadowRoot.querySelectorAll('button')].find((x) => x.textContent.trim() === 'Avanzar');
-         if (b) return b; } })();
+  const deep = (root, pred) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (pred(el)) return el;
+      if (el.shadowRoot) { const hit = deep(el.shadowRoot, pred); if (hit) return hit; }
+    }
+    return null;
+  };
+  const pos = () => deep(document, (el) => el.classList && el.classList.contains('tpos'));
+  const button = deep(document, (el) => el.tagName === 'BUTTON' && el.textContent.trim() === 'Avanzar');
   const want = `t = ${t} / 64`;
   const t0 = performance.now();
   button.click();
