@@ -36,7 +36,7 @@ log = logging.getLogger("app.intake")
 REFUSED = "refused from the browser"
 MAX_BYTES = 64 * 1024          # a value's JSON: a reader's code fits many times over
 MAX_DEPTH = 16                 # nesting of lists and objects in one value
-LARGER = {"response": 3 * 1024 * 1024}   # the sandbox's answer (app/sandbox.py reads at most 2 MB of it)
+LARGER = {"response": 3 * 1024 * 1024}   # the sandbox's answer (app/sandbox reads at most 2 MB of it)
 SHOWN = 80                     # characters of a refused value in the log line
 READER_SETS = ("value", "value_input", "value_throttled")     # what a reader does with a widget
 

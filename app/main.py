@@ -19,13 +19,14 @@ from bokeh.document.events import DocumentPatchedEvent
 from model import CheckpointError
 from model.threads import one_blas_thread
 
-from . import checkpoints, intake
-from .component_files import read
+from .state import checkpoints
+
+from . import intake
 from .i18n import tr
 from .page import Explorable
-from .session import Session
-from .settings import Settings
-from .state import PROMPT
+from .state.session import Session
+from .state.settings import Settings
+from .state.explorer import PROMPT
 from .style import CSS
 
 UNORDERED = "changed outside session.dispatch"
@@ -53,7 +54,7 @@ def use_page_template() -> None:
     """Under Panel's server: the page it sends puts the app in a <main> landmark (app/page.html)."""
     doc = pn.state.curdoc
     if intake.served(doc):
-        doc.template = read("page.html")
+        doc.template = (Path(__file__).with_name("page.html")).read_text(encoding="utf-8")
 
 
 def where_in_the_app() -> str:
@@ -64,7 +65,7 @@ def where_in_the_app() -> str:
 
 def watch_the_order() -> None:
     """Under Panel's server the app's changes reach the browser through Panel's `unlocked`
-    (app/session.py's dispatch), in the order they were made. A change made outside it takes
+    (app/state/session.py's dispatch), in the order they were made. A change made outside it takes
     Bokeh's own path, written only once the callback has ended: it can arrive before the models
     it names, which Panel's path sent ("reference ... isn't known" in the browser). Such a change
     is said in the server's log, with where it was made (the browser tests read it)."""

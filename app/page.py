@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import panel as pn
 
-from .a11y import A11y, use_accessible_design
-from .beyond import BatchSection, SpecSection
-from .figures import CacheGrid, ClockPlot, CostBars, QueryReads
-from .parts import (AdvancedSettings, Controls, DataTable, ErrorBox, Header, Notices, OnSession, PageState,
-                    Readouts, TokenText, esc, html_pane)
+from .components.a11y import A11y, use_accessible_design
+from .figure.controls import AdvancedSettings, Controls
+from .figure.parts import OnSession, esc, html_pane
+from .figure.plots import CacheGrid, ClockPlot, CostBars, QueryReads
+from .figure.readouts import DataTable, PageState, Readouts
+from .figure.text import ErrorBox, Header, Notices, TokenText
 from .sandbox import CodeSandbox
-from .sections import ContextSection, LabSection, ProveSection, QuizSection
-from .smaller_view import SmallerSection
+from .sections import SECTIONS
 
 
 class Explorable(OnSession, pn.viewable.Viewer):
@@ -36,8 +36,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.advanced, self.table = AdvancedSettings(session), DataTable(session)
         self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
-        self.sections = [LabSection(self), ProveSection(self), QuizSection(self), ContextSection(self),
-                         SmallerSection(self), BatchSection(self), SpecSection(self)]
+        self.sections = [section(self) for section in SECTIONS]
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
         self.layout = pn.Column(

@@ -41,7 +41,7 @@ class Job:
 
 def app_tree(dest: Path) -> Path:
     """app/ and model/ sources and the lesson's checkpoint, as create_app imports them, and the
-    manifest of the other checkpoints (app/checkpoints.py fetches them when a reader picks one)."""
+    manifest of the other checkpoints (app/state/checkpoints.py fetches them when a reader picks one)."""
     for pkg in APP_PACKAGES:
         for p in sorted((ROOT / pkg).rglob("*")):
             rel = p.relative_to(ROOT)

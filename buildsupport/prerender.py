@@ -3,9 +3,9 @@ PANEL_CDN_ROOT when it is imported), while the build fetches and compiles.
 
     python -m buildsupport.prerender OUT.json
 
-writes, per language of app/i18n (a catalog each), the first paint (app/snapshot.py's HTML of every state a
+writes, per language of app/i18n (a catalog each), the first paint (app/figure/snapshot.py's HTML of every state a
 URL can ask for with the default seed and top-p, and the text's grid image), the URL's rules for
-the page's shell (app/settings.py), the page scripts and stylesheets the app's models need, the
+the page's shell (app/state/settings.py), the page scripts and stylesheets the app's models need, the
 Pyodide version Panel pins, the panel and bokeh versions and the modules CPython imported (the
 fallback when the Pyodide trace cannot run).
 """
@@ -51,10 +51,10 @@ def prerender() -> dict:
 
 
 def previews(langs, create_view) -> dict:
-    """The first paint of every state a URL can ask for (app/snapshot.py), the grid image they share,
-    what the build fills in, and the URL's rules the page's shell reads them by (app/settings.py)."""
+    """The first paint of every state a URL can ask for (app/figure/snapshot.py), the grid image they share,
+    what the build fills in, and the URL's rules the page's shell reads them by (app/state/settings.py)."""
     from app.main import load_model, settings_for
-    from app.snapshot import GRID_URL, PROGRESS, render_states, style
+    from app.figure.snapshot import GRID_URL, PROGRESS, render_states, style
     out = {"states": {}, "snapshot_style": style(), "grid_placeholder": GRID_URL, "progress_marker": PROGRESS,
            "query": settings_for(None, load_model()).url_rules()}
     for lang in langs:

@@ -102,7 +102,7 @@ def add_page_scripts(site: Site, pre: dict) -> None:
 
 
 def add_snapshots(site: Site, pre: dict) -> None:
-    """First paint: the HTML preview (app/snapshot.py) of every state a URL can ask for with the
+    """First paint: the HTML preview (app/figure/snapshot.py) of every state a URL can ask for with the
     default seed and top-p (language, mode, t), in one folder named by their hash, and the grid image
     they share; the default state's is also written into index.html (it shows before any script
     runs), static/loader.js fetches the one a URL asks for. The URL's rules go with them."""
@@ -180,7 +180,7 @@ def add_lazy_modules(site: Site, derived: Derived, version: str) -> None:
 
 def add_app(site: Site, derived: Derived) -> None:
     """The app archive: app/ and model/ with their bytecode, and the lesson's checkpoint; the other
-    checkpoints as files of their own, fetched only when a reader picks one (app/checkpoints.py)."""
+    checkpoints as files of their own, fetched only when a reader picks one (app/state/checkpoints.py)."""
     site.config["app"] = site.add_hashed("assets", "app.zip", derived.app.read_bytes())
     for files in checkpoint_assets().values():
         for name, data in files.values():
@@ -200,6 +200,13 @@ def add_sandbox(site: Site) -> None:
 
 def add_static(site: Site, name: str) -> str:
     return site.add_hashed("assets", name, (STATIC / name).read_bytes())
+
+
+def add_shell_css(site: Site) -> str:
+    """The shell's stylesheet, after the palette's roles it reads (--kv-*, from app/style: one
+    palette for the app and its shell)."""
+    from app.style import palette_css
+    return site.add_hashed("assets", "style.css", (palette_css() + (STATIC / "style.css").read_text(encoding="utf-8")).encode())
 
 
 def shell_fills() -> dict[str, str]:
@@ -224,7 +231,7 @@ def add_pages(site: Site) -> None:
     site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/", text=shell_text())
     fills = {**shell_fills(), "{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
              "{{LOADER}}": add_static(site, "loader.js"), "{{URLQUERY}}": add_static(site, "urlquery.js"),
-             "{{CSS}}": add_static(site, "style.css"), "{{ICON}}": add_static(site, "favicon.svg"),
+             "{{CSS}}": add_shell_css(site), "{{ICON}}": add_static(site, "favicon.svg"),
              "{{PAGE_SCRIPTS}}": "\n".join(site.preloads), "{{SNAPSHOT_STATE}}": site.config["inlineState"],
              "{{SNAPSHOT_TOP}}": site.inline_snapshot[0], "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1]}
     page = (STATIC / "index.html").read_text(encoding="utf-8")

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+# How a cache may keep its numbers (model/quantize.py), the lesson's first.
+CACHE_FORMATS = ("float64", "float16", "int8", "int4")
+# Key/value heads -> the checkpoint trained with them (model/checkpoint.py VARIANTS; None: the lesson's).
+KV_HEADS_CHECKPOINTS = {4: None, 2: "kv2", 1: "kv1"}
+
 
 @dataclass(frozen=True)
 class Config:

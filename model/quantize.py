@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FORMATS = ("float64", "float16", "int8", "int4")
+from .config import CACHE_FORMATS
+
+FORMATS = CACHE_FORMATS
 QMAX = {"int8": 127, "int4": 7}          # symmetric: -qmax .. qmax
 INT4_OFFSET = 8                          # a code c in -7..7 is kept as the nibble c + 8
 

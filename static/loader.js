@@ -39,7 +39,7 @@
   const STAGES = { runtime: [0, 0.45, 2500], packages: [0.45, 0.6, 800], app: [0.6, 1, 2200] };
 
   const kv = (window.kv = { lang, times: {}, requests: [], worker: null });
-  // The reader's code sandbox (app/sandbox_host.js) runs on the same runtime files as the app.
+  // The reader's code sandbox (app/sandbox/host.js) runs on the same runtime files as the app.
   if (cfg.sandbox) {
     window.kvSandboxConfig = Object.assign({}, cfg.sandbox);
     for (const key of ["worker", "pyodide", "indexURL", "stdLibURL", "lockFileURL", "packageBaseUrl"]) {
@@ -350,7 +350,7 @@
     const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);
     jsdoc.on_change(sendChange.bind(null, jsdoc), false);
     worker.postMessage({ type: "rendered" });
-    // No "location" message: the app read the URL once, in create_app (app/settings.py). Panel's own
+    // No "location" message: the app read the URL once, in create_app (app/state/settings.py). Panel's own
     // location sync is not used; it would read the query again its own way (and raise on a number of
     // 100,000 digits).
     setStage("ready");

@@ -1,7 +1,7 @@
 /* The reader's code sandbox: a Web Worker with its own Pyodide and NumPy, nothing else, for
  * ONE run.
  *
- * The page (app/sandbox_host.js) boots it ahead of the reader's next run, sends it copies of
+ * The page (app/sandbox/host.js) boots it ahead of the reader's next run, sends it copies of
  * the numbers the code needs and reads back plain data. Nothing here can reach the app: the app
  * runs in another interpreter (a server under `panel serve`, another worker on the static site).
  * After its one run (or when the run takes too long, or the interpreter dies) this worker is

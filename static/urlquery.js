@@ -1,5 +1,5 @@
 /* The page's URL parameters, read before Python runs exactly as the app reads them
- * (app/settings.py, Settings.from_query): a key given twice counts once, with its last value; a
+ * (app/state/settings.py, Settings.from_query): a key given twice counts once, with its last value; a
  * value is trimmed of spaces; choices are case-insensitive (with their aliases); numbers are plain
  * ASCII digits within their bounds, at most `max_digits` characters. The rules themselves (keys,
  * kinds, choices, aliases, bounds, defaults) come from the app through the build: config.query,

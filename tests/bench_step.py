@@ -7,7 +7,7 @@
 In headless Chromium, the page is opened at t = 54 and stepped to 64, ten
 times per mode. For each click the time runs from the click to the last change
 of the Bokeh document that the step's redraw makes (its first burst of changes);
-the page measures the step's clock only once that is on the page (app/parts.py
+the page measures the step's clock only once that is on the page (app/figure/parts.py
 defer), and its changes come later, timed apart ("with the clock after it"). The
 Python side of the same step (state + views) is timed in-process too, without and
 then with the clock. Prints medians and maxima; the goal is under 50 ms at t = 64.
@@ -67,8 +67,8 @@ PAINTED_JS = "new Promise((r) => requestAnimationFrame(() => requestAnimationFra
 
 def python_side(n: int = 20) -> dict:
     """The step's Python work alone (Explorer.step + every view update), at t = 63 -> 64, and apart
-    the clock's measurement, which the page runs once the step is on the page (app/parts.py defer)."""
-    from app import parts
+    the clock's measurement, which the page runs once the step is on the page (app/figure/parts.py defer)."""
+    from app.figure import controls as parts
     from app.main import create_view
     out = {}
     for mode in ("cache", "full"):

@@ -59,6 +59,9 @@ def chromium(headless: bool = True):
     """Launch Debian's Chromium with a fresh profile; yields a Playwright Browser."""
     # Playwright gives every launch a fresh temporary profile (user-data-dir).
     from playwright.sync_api import sync_playwright
+
+    from tests.tiers import require
+    require("browser", "starts a browser")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=headless, args=CHROMIUM_ARGS)
         try:
@@ -217,7 +220,7 @@ def errors(page):
 
 
 def open_card(page, title: str):
-    """Open a section by its title: its disclosure button (app/widgets.py), if it is closed."""
+    """Open a section by its title: its disclosure button (app/components/widgets.py), if it is closed."""
     from playwright.sync_api import expect
     button = page.get_by_role("button", name=title, exact=True).first
     if button.get_attribute("aria-expanded") == "false":

@@ -1,7 +1,15 @@
-"""Shared fixtures. The corpus lives outside the repo (../shared/corpus/); tests
-that need it skip with the reason where it is absent. Browser tests share one Chromium per module
-(`browser`), the app's two servers (`app_url`: Panel's server, then the static site) and the
-static site's folder (`site`); their modules skip without Chromium."""
+"""Shared fixtures, and the test tiers.
+
+The corpus lives outside the repo (../shared/corpus/); tests that need it skip with the reason where
+it is absent. Browser tests share one Chromium for the whole run (`browser`), the app's two servers
+(`app_url`: Panel's server, then the static site, one of each for the run) and the static site's
+folder (`site`); their modules skip without Chromium.
+
+Tiers: a test that uses a browser is marked `browser`, one that builds the site or a wheel (or
+serves the built site) `build`, from the fixtures it uses, so no test can forget its marker:
+`pytest -m "not browser and not build"` is the fast tier (README). And a test that starts a
+browser, a build or a server without such a fixture fails (`tiers_are_kept`).
+"""
 from __future__ import annotations
 
 import os
@@ -29,9 +37,34 @@ def gpt():
     return MiniGPT.load()
 
 
-@pytest.fixture(scope="module")
+BROWSER_FIXTURES = {"browser", "app_url"}
+BUILD_FIXTURES = {"site", "cdn", "site_url", "warm_cache", "wheel", "static_url"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if names & BUILD_FIXTURES or params.get("app_url") == "static":
+            item.add_marker(pytest.mark.build)
+
+
+@pytest.fixture(autouse=True)
+def tiers_are_kept(request):
+    """What the running test is marked (tests.browser, tests.site_fixtures and tests.servers check it
+    before they start a browser, a build or a server)."""
+    from tests import tiers
+    tiers.CURRENT = {m.name for m in request.node.iter_markers()}
+    yield
+    tiers.CURRENT = None
+
+
+@pytest.fixture(scope="session")
 def browser():
-    """Debian's Chromium, one per test module (tests/browser.py); skips without it."""
+    """Debian's Chromium, one for the whole run (tests/browser.py); skips without it. Every test
+    opens its own context (a fresh profile's state: storage, cookies, cache)."""
     from tests.browser import chromium, chromium_missing
     if chromium_missing():
         pytest.skip(chromium_missing())
@@ -39,7 +72,7 @@ def browser():
         yield b
 
 
-@pytest.fixture(scope="module", params=["served", "static"])
+@pytest.fixture(scope="session", params=["served", "static"])
 def app_url(request):
     """The explorable's URL: Panel's server (`build.py dev`), or the static site (tests/servers.py)."""
     from tests.servers import app_server
@@ -58,7 +91,7 @@ def served_in_order(request):
         assert unordered_changes(url) == [], "the app changed the page outside session.dispatch"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site():
     """The self-contained static site, built once per test session (tests/site_fixtures.py)."""
     from tests.site_fixtures import site_self_contained

@@ -1,6 +1,6 @@
 """The browser's half of the code sandbox, played in CPython for tests of the app's views.
 
-In the page, app/sandbox_host.js runs each request in a Pyodide worker with app/sandbox_runner.py
+In the page, app/sandbox/host.js runs each request in a Pyodide worker with app/sandbox/runner.py
 and hands back its JSON answer with the printed lines. Here the same runner answers in-process,
 so the views' whole flow (submit -> answer -> check -> render) runs without a browser; the
 browser half itself is tested in tests/test_sandbox_browser.py.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from app.sandbox_runner import run_json
+from app.sandbox.runner import run_json
 
 
 def answer_here(sandbox) -> None:

@@ -75,6 +75,8 @@ def panel_dev():
     """`python build.py dev` on a free port; yields the app's URL. Skips without the compiled wheels
     (the sandbox's NumPy)."""
     from tests.site_fixtures import require_compiled_wheels, tools_missing
+    from tests.tiers import require
+    require("browser", "starts Panel's server")
     if tools_missing():
         pytest.skip(tools_missing())
     wheels = require_compiled_wheels()

@@ -65,6 +65,8 @@ atexit.register(shutil.rmtree, _TMP, True)
 
 @functools.lru_cache(maxsize=None)
 def _build(cdn: bool) -> Path:
+    from tests.tiers import require
+    require("build", "builds the site")
     if tools_missing():
         pytest.skip(tools_missing())
     wheels = [] if cdn else [str(compiled_wheels_dir())]

@@ -255,7 +255,7 @@ def overlaps(boxes, tolerance=0.5):
 def test_sections_calculator_layout_and_typed_numbers(browser, app_url):
     """At 360 and 1280 px no label or input of the calculator overlaps another (labels wrap); in
     Portuguese a decimal comma typed in a field is read as one."""
-    from app.calculator import PRESETS
+    from app.sections.context.logic import PRESETS
     from app.i18n import num
     for lang, width in (("es", 360), ("es", 1280), ("pt", 1280)):
         page, _ = open_app(browser, app_url, f"?lang={lang}", width=width, height=900)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from app.settings import CACHE, FULL, Settings
-from app.state import COMPUTED, FUTURE, READ, Explorer
+from app.state.settings import CACHE, FULL, Settings
+from app.state.explorer import COMPUTED, FUTURE, READ, Explorer
 from model import generate
 
 

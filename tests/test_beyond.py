@@ -1,6 +1,6 @@
 """Beyond the lesson, without a browser: the batch of conversations and the speculative rounds the
-page shows (app/batching.py, app/speculation.py), their measurements, the sentences chosen from
-the numbers, and the two sections (app/beyond.py): built only when opened, nothing of them
+page shows (app/sections/batch/logic.py, app/sections/spec/logic.py), their measurements, the sentences chosen from
+the numbers, and the two sections (app/sections/batch and app/sections/spec): built only when opened, nothing of them
 imported or loaded before."""
 import json
 import subprocess
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.batching import PROMPTS, SLOT_PAD, BatchLab, Conversations, batch_sentences
-from app.speculation import CUT, KEPT, NEW, PROMPT, SpecLab, SpecRun, column_states, spec_sentences
+from app.sections.batch.logic import PROMPTS, SLOT_PAD, BatchLab, Conversations, batch_sentences
+from app.sections.spec.logic import CUT, KEPT, NEW, PROMPT, SpecLab, SpecRun, column_states, spec_sentences
 from model import cost, generate
 from model.gpt import kv_difference
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def draft():
-    from app import checkpoints
+    from app.state import checkpoints
     return checkpoints.load("draft")
 
 
@@ -168,9 +168,9 @@ def test_spec_lab_rows_and_sentences(gpt, draft):
 FRESH = """
 import json, sys
 from app.main import create_view
-from app import checkpoints
+from app.state import checkpoints
 v = create_view("?lang=es")
-watched = ("model.batch", "model.speculative", "app.batching", "app.speculation")
+watched = ("model.batch", "model.speculative", "app.sections.batch.logic", "app.sections.spec.logic")
 out = {"before": [m for m in watched if m in sys.modules], "draft_before": "draft" in checkpoints._loaded}
 for s in v.sections:
     if s.key == "batch":
@@ -190,8 +190,9 @@ def test_nothing_of_them_is_imported_or_loaded_before_they_open():
     out = json.loads(subprocess.run([sys.executable, "-c", FRESH], cwd=ROOT, capture_output=True, text=True,
                                     check=True).stdout.splitlines()[-1])
     assert out["before"] == [] and not out["draft_before"]
-    assert out["after_batch"] == ["model.batch", "app.batching"] and not out["draft_after_batch"]
-    assert set(out["after_spec"]) == {"model.batch", "model.speculative", "app.batching", "app.speculation"}
+    assert out["after_batch"] == ["model.batch", "app.sections.batch.logic"] and not out["draft_after_batch"]
+    assert set(out["after_spec"]) == {"model.batch", "model.speculative", "app.sections.batch.logic",
+                                      "app.sections.spec.logic"}
     assert out["draft_after_spec"]
 
 

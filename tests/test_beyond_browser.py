@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from app.batching import PROMPTS
+from app.sections.batch.logic import PROMPTS
 from app.i18n import size
 from app.style import show_token
 from model import cost, generate

@@ -20,7 +20,7 @@ from buildsupport.common import PYODIDE_CDN, SENTINEL_CDN, sha256_bytes, sha256_
 from buildsupport.in_pyodide.compile_pyc import compile_jobs
 from buildsupport.inputs import Inputs
 from buildsupport.zips import write_zip
-from tests.site_fixtures import REQUIRED, ROOT, site_cdn, site_self_contained
+from tests.site_fixtures import REQUIRED, ROOT, site_cdn
 
 PYC_MAGIC_313 = bytes.fromhex("f30d0d0a")  # CPython 3.13 (Pyodide 0.29)
 
@@ -211,8 +211,8 @@ def absolute_urls(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", ["self-contained", "cdn"])
-def test_every_url_is_relative_or_the_cdn(kind, request):
-    dist = site_self_contained() if kind == "self-contained" else site_cdn()
+def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
+    dist = site if kind == "self-contained" else cdn
     allowed = () if kind == "self-contained" else (PYODIDE_CDN.format(version=info(dist)["pyodide"]),)
     bad = []
     for page in ("index.html", "embed.html"):

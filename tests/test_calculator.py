@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.calculator import BITS, CHAPTER_TABLES, DEFAULT, OVERHEAD_GIB, PRESETS, chapter_checks, presets
+from app.sections.context.logic import BITS, CHAPTER_TABLES, DEFAULT, OVERHEAD_GIB, PRESETS, chapter_checks, presets
 from app.i18n import num
 from app.main import create_view
 from model import Config, cost
@@ -91,7 +91,7 @@ def test_the_mini_gpt_preset_is_the_live_config():
 
 def context(query: str, gpt=None):
     view = create_view(query, gpt=gpt)
-    ctx = next(s for s in view.sections if s.key == "ctx")
+    ctx = next(s for s in view.sections if s.key == "context")
     ctx.ensure_built()
     return view, ctx
 

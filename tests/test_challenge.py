@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from app import cell, challenge
+from app.sections.prove import logic as cell
+from app.sections.quiz import challenge
 from app.sandbox import read_answer
-from app.sandbox_runner import run_json
+from app.sandbox.runner import run_json
 
 
 def through_sandbox(payload: dict, output=(), more=0) -> object:
@@ -151,7 +152,7 @@ def test_one_more_leaves_other_numbers_alone():
 
 
 def test_runs_wait_in_line_one_per_section():
-    """CodeSandbox (app/sandbox.py): one run at a time; a run asked for meanwhile waits in line, a
+    """CodeSandbox (app/sandbox): one run at a time; a run asked for meanwhile waits in line, a
     section's newer request replaces its own older one, and the next one starts when an answer
     arrives (the browser's answers are set here by hand, as the page's host sets them)."""
     from app.sandbox import CodeSandbox

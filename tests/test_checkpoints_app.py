@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app import checkpoints
+from app.state import checkpoints
 from model.checkpoint import CHECKPOINTS_DIR
 
 

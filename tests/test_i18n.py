@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import quiz
+from app.sections.quiz import logic as quiz
 from app.i18n import (CATALOGS, COUNT, DEFAULT_LANG, LANGS, SHELL_PREFIX, catalog_keys, language_names, num, po,
                       sci, shell_text, tr)
 from app.i18n.__main__ import stale, template
@@ -252,7 +252,7 @@ msgstr ""
 "Plural-Forms: nplurals=2; plural=(n != 1);\n"
 
 #. {n}: a note for translators
-#: app/parts.py:12
+#: app/figure/parts.py:12
 msgid "two_lines"
 msgstr ""
 "first line\n"
@@ -320,7 +320,7 @@ FOURTH = r"""
 import json
 from app.i18n import LANGS, tr, shell_text, language_names
 from app.main import create_view, load_model, settings_for
-from app.parts import AdvancedSettings
+from app.figure.controls import AdvancedSettings
 view = create_view("?lang=fr")
 print(json.dumps({
     "langs": LANGS, "step": tr("fr", "step"), "play": tr("fr", "play"), "one": tr("fr", "code_more", n=1),

@@ -2,8 +2,8 @@
 and what its sentences may say: every one is chosen from the measurement."""
 import pytest
 
-from app import clock
-from app.lab import TimingLab
+from app.state import clock
+from app.sections.lab.logic import TimingLab
 from model import generate
 
 

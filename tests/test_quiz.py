@@ -1,10 +1,10 @@
 """The quiz: right answers and explanations built from the page's numbers."""
 import pytest
 
-from app import calculator
+from app.sections.context import logic as calculator
 from app.i18n import num
 from app.main import create_view
-from app.quiz import MAX_LENGTH_RATIO, QUESTIONS, is_right, numbers, order
+from app.sections.quiz.logic import MAX_LENGTH_RATIO, QUESTIONS, is_right, numbers, order
 from model import cost
 from model.cost import GiB
 from tests.sandbox_here import answer_here
@@ -42,8 +42,8 @@ def test_nothing_is_answered_until_the_reader_answers():
 
 
 def test_numbers_are_the_pages(gpt):
-    from app.state import Explorer
-    from app.settings import Settings
+    from app.state.explorer import Explorer
+    from app.state.settings import Settings
     ex = Explorer(gpt, Settings(seed=0))
     ex.advance_to(30)
     n = numbers(ex)

@@ -1,4 +1,4 @@
-"""Every run of the reader's code starts in a clean interpreter (app/sandbox_host.js, static/sandbox.js),
+"""Every run of the reader's code starts in a clean interpreter (app/sandbox/host.js, static/sandbox.js),
 on the static site and under `panel serve`: what a run leaves behind (the runner it replaced, a
 module it patched, a timer that spins or floods, a message it forged, the memory it took) reaches
 no later run. And a run asked for while another runs waits in line, visibly, then runs.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.challenge import SOLUTION
+from app.sections.quiz.challenge import SOLUTION
 from app.sandbox import LIMIT_S
 from tests.bench_sandbox import renderer_rss_mb, settle
 from tests.browser import chromium_missing, open_app, open_card, run_and_wait, wait_t

@@ -1,7 +1,7 @@
 """The reader's settings, from a URL: one param object whose bounds the parser reads."""
 import pytest
 
-from app.settings import Settings
+from app.state.settings import Settings
 
 
 def parse(query, **kw):

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from app import smaller
+from app.sections.smaller import logic as smaller
 from app.main import create_view
 from tests.browser import ROOT
 
@@ -61,7 +61,7 @@ def test_comparing_every_combination():
 
 def test_nothing_of_it_is_loaded_before_the_reader_asks():
     code = ("from app.main import create_view; import sys; v = create_view('?lang=es'); "
-            "from app import checkpoints; "
+            "from app.state import checkpoints; "
             "print(sorted(m for m in sys.modules if m in ('model.quantize', 'model.batch', 'model.speculative'))); "
             "print(sorted(checkpoints._loaded))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout

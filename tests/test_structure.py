@@ -1,5 +1,6 @@
 """How the code is put together: no import cycles in model/, app/ or buildsupport/, a light start
-for the browser, the app's run-time needs outside the benchmark, small functions."""
+for the browser, the app's run-time needs outside the benchmark, small functions, and the house's
+plan (app/ by role, a section a folder, no long file, no colour written by value)."""
 import ast
 import subprocess
 import sys
@@ -11,30 +12,44 @@ ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "model"
 
 
+def module_name(path: Path) -> str:
+    """app/sections/batch/view.py -> app.sections.batch.view; app/state/__init__.py -> app.state."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def imports_of(path: Path, package: str = "model") -> set[str]:
-    """The modules of its own package a file imports, at the top or inside functions."""
+    """The modules of its own package a file imports, at the top or inside functions (dotted, as
+    `module_name` names them; `from . import x` counts as the module x when x is one)."""
+    here = module_name(path).split(".")
+    if path.stem != "__init__":
+        here = here[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            found |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = here[:len(here) - node.level + 1] + (node.module.split(".") if node.module else [])
+            found.add(".".join(base))
+            found |= {".".join(base + [a.name]) for a in node.names}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(package + "."):
-            found.add(node.module.split(".")[1])
+            found.add(node.module)
         elif isinstance(node, ast.Import):
-            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith(package + ".")}
+            found |= {a.name for a in node.names if a.name.startswith(package + ".")}
     return found
 
 
 def import_graph(package: str) -> dict[str, set[str]]:
-    return {p.stem: imports_of(p, package) - {p.stem} for p in (ROOT / package).glob("*.py") if p.stem != "__init__"}
+    """module -> the package's modules it imports (only those that exist as files)."""
+    files = {module_name(p): p for p in (ROOT / package).rglob("*.py") if "__pycache__" not in p.parts}
+    return {m: {x for x in imports_of(p, package) if x in files and x != m} for m, p in files.items()}
 
 
 @pytest.mark.parametrize("package", ["model", "app", "buildsupport"])
 def test_no_import_cycles(package):
     graph = import_graph(package)
     if package == "model":
-        assert "checkpoint" in graph["gpt"] and "gpt" not in graph["checkpoint"]
+        assert "model.checkpoint" in graph["model.gpt"] and "model.gpt" not in graph["model.checkpoint"]
     if package == "app":
-        assert "state" in graph["session"] and "session" not in graph["state"]
+        assert "app.state.explorer" in graph["app.state.session"] and "app.state.session" not in graph["app.state.explorer"]
 
     def reaches(start, node, seen):
         for nxt in graph.get(node, ()):
@@ -59,7 +74,7 @@ def test_the_package_starts_light():
 
 
 def test_the_app_needs_nothing_from_the_benchmark():
-    loaded = loaded_after("import app.state, app.lab, app.sections")
+    loaded = loaded_after("import app.state.explorer, app.sections.lab.logic, app.sections")
     assert "model.timing" in loaded and "model.bench" not in loaded
 
 
@@ -69,3 +84,60 @@ def test_no_function_over_60_lines():
             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
     assert long == []
+
+
+APP = ROOT / "app"
+
+
+def test_the_app_shows_its_plan():
+    """Entry points and a few subpackages at the top of app/ (issue 18): the reader's state, the
+    figure's parts, the page's own components, the code sandbox, the texts, the look, the sections."""
+    top = sorted(p.name for p in APP.iterdir() if p.name != "__pycache__" and p.name != "checkpoints.json")
+    assert len(top) <= 16, top
+    for package in ("state", "figure", "components", "sandbox", "sections", "i18n", "style"):
+        assert (APP / package / "__init__.py").is_file(), package
+
+
+def test_a_section_is_a_folder_and_the_page_lists_them_once():
+    from app.sections import SECTIONS
+    folders = sorted(p.name for p in (APP / "sections").iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert sorted(s.key for s in SECTIONS) == folders
+    for section in SECTIONS:
+        folder = APP / "sections" / section.key
+        assert (folder / "view.py").is_file() and (folder / "logic.py").is_file(), folder
+        assert section.__module__ == f"app.sections.{section.key}.view"
+        assert section.title_key.endswith("_title")
+    from app.sections.base import MeasuringSection, Section, SteppedSection
+    assert all(issubclass(s, Section) for s in SECTIONS)
+    assert {b for s in SECTIONS for b in s.__mro__} >= {MeasuringSection, SteppedSection}
+
+
+def test_logic_knows_nothing_of_panel():
+    """A section's logic, the reader's state and the sandbox's checks are plain Python: testable
+    without a browser."""
+    for path in [*APP.glob("sections/*/logic.py"), *APP.glob("state/*.py"), APP / "sections" / "stepwise.py"]:
+        imported = {n.module.split(".")[0] if isinstance(n, ast.ImportFrom) and n.module else a.name.split(".")[0]
+                    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        assert not imported & {"panel", "bokeh"}, path
+
+
+def test_no_long_file_in_app():
+    long = {str(p.relative_to(ROOT)): n for p in APP.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}
+
+
+def test_no_colour_written_by_value():
+    """Every colour is a role of app/style's PALETTE: the figures read it, the stylesheets read its
+    custom properties (var(--kv-...)). Only the palette itself writes colours by value."""
+    import re
+    written = [f"{p.relative_to(ROOT)}: {m}" for p in [*APP.rglob("*.py"), *APP.rglob("*.css"), ROOT / "static" / "style.css"]
+               if p != APP / "style" / "__init__.py" and "i18n" not in p.parts
+               for m in re.findall(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b(?![-\w])", p.read_text(encoding="utf-8"))]
+    assert written == []
+    from app.style import PALETTE
+    used = {m for p in [*APP.rglob("*.py"), *APP.rglob("*.css"), ROOT / "static" / "style.css"]
+            for m in re.findall(r'var\(--kv-([a-z0-9-]+)\)|PALETTE\["([a-z0-9-]+)"\]', p.read_text(encoding="utf-8"))}
+    used = {a or b for a, b in used}
+    assert used <= set(PALETTE), used - set(PALETTE)

@@ -39,7 +39,7 @@ def extent(px, x, h, test) -> int:
 
 def heights_at(img, test, positions, n: int = 64) -> list[int]:
     """Height in pixels of the bars at these positions: the frame starts FRAME_LEFT px in (every
-    figure's, app/style.py) and ends 12 px before the right edge; position p is at (p - 0.5) / n of it
+    figure's, app/style) and ends 12 px before the right edge; position p is at (p - 0.5) / n of it
     (the tallest run within 2 px of there, in case the frame is a pixel off)."""
     from app.style import FRAME_LEFT
     w, h = img.size

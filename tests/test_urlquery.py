@@ -1,5 +1,5 @@
 """One way to read the URL: the page's shell (static/urlquery.js, before Python runs) and the app
-(app/settings.py) read the same values from the same URLs, with the rules the build exports."""
+(app/state/settings.py) read the same values from the same URLs, with the rules the build exports."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from app.main import load_model, settings_for
-from app.settings import Settings
+from app.state.settings import Settings
 from tests.browser import ROOT
 
 QUERIES = [

@@ -4,9 +4,9 @@ configuration: another n_ctx, another page."""
 import numpy as np
 import pytest
 
-from app.figures import cell_style, grid_rows
+from app.figure.plots import cell_style, grid_rows
 from app.main import create_view
-from app.settings import Settings
+from app.state.settings import Settings
 
 
 def assert_in_sync(v):
@@ -100,7 +100,7 @@ def test_share_link_reproduces_the_state():
 
 
 def test_html_snapshot_draws_the_state():
-    from app.snapshot import PROGRESS, render
+    from app.figure.snapshot import PROGRESS, render
     v = create_view("?lang=en&mode=full&t=10")
     html = render(v)
     assert "t = 10 / 64" in html and "<script" not in html
@@ -120,7 +120,7 @@ def test_html_snapshot_draws_the_state():
 
 
 def png_pixels(data: bytes) -> np.ndarray:
-    """The palette indices of an 8-bit palette PNG without interlacing (what app/png.py writes)."""
+    """The palette indices of an 8-bit palette PNG without interlacing (what app/figure/png.py writes)."""
     import struct
     import zlib
     pos, chunks = 8, {}
@@ -137,7 +137,7 @@ def png_pixels(data: bytes) -> np.ndarray:
 def test_the_grid_image_is_the_grid():
     """The preview's grid image: one column per position, each row's vectors over its scale, first
     number at the bottom, in the live grid's palette steps."""
-    from app.snapshot import color_indices, grid_image
+    from app.figure.snapshot import color_indices, grid_image
     v = create_view("?t=64")
     ex, d = v.ex, v.ex.cfg.d_model
     pixels = png_pixels(grid_image(ex))
@@ -150,7 +150,7 @@ def test_the_grid_image_is_the_grid():
 def test_every_state_a_url_asks_for_is_prerendered_as_the_page_starts():
     """The previews (stepped once through the window) are the page a URL opens, but for the clock,
     which the reader's browser measures after the page is live."""
-    from app.snapshot import render, render_states
+    from app.figure.snapshot import render, render_states
     states = dict(render_states(create_view, "pt"))
     assert len(states) == 2 * 63 + 1 and isinstance(states.pop("grid"), bytes)
     for query, name in (("?lang=pt&t=40", "pt-cache-40.html"), ("?lang=pt&mode=full&t=64", "pt-full-64.html"),
@@ -242,7 +242,7 @@ def test_tokens_read_as_text():
     """A token box holds its text with each space a real space drawn as a dot; newlines show as ⏎ at
     the end of their line; one breaks the line, two or more end the paragraph (no line left holding a
     lone ⏎)."""
-    from app.parts import line_break, token_html
+    from app.figure.text import line_break, token_html
     assert token_html(" de") == "<span class='sp'> </span>de" and token_html(" ") == "<span class='sp'> </span>"
     assert token_html("\n") == "⏎" and token_html("<a>") == "&lt;a&gt;"
     toks = ["a", "\n", "b", "\n", "\n", "-", " c"]
@@ -256,7 +256,7 @@ def test_tokens_read_as_text():
 
 
 def test_the_lab_shows_nothing_empty_before_it_measures():
-    from app.sections import LAB_SAMPLES
+    from app.sections.lab.view import LAB_SAMPLES
     """Before "Medir": the lab says what it will do, and no empty plot or table takes room."""
     v = create_view("?lang=es")
     lab = v.sections[0]

@@ -112,7 +112,7 @@ def test_page_changes_are_applied_and_not_sent_back(wasm, linked):
 
 def test_prerender_builds_the_view_in_a_server_like_document(wasm):
     """MockSessionContext, set_curdoc, state._on_load, bundle_resources, Resources(mode='cdn')."""
-    from app.snapshot import render
+    from app.figure.snapshot import render
     view, js, css = wasm.prerender("?lang=pt")
     assert "Avançar" in render(view)
     scripts = re.findall(r'<script[^>]*\bsrc="([^"]+)"', js)

@@ -1,0 +1,468 @@
+"""The explorable's three figures, each a Part (app/figure/parts.py) over one Session:
+
+- `CacheGrid`: the cache, one column per position, one row per stored matrix (K and V of
+  every layer), each cell the real vector in colour; what this step computed and read.
+- `CostBars`: the multiplications of every token, with the cache and without it.
+- `ClockPlot`: the time each step took, measured here.
+
+Each figure is built once; a redraw sends the browser only what changed (new columns, the
+cells whose state changed, new bars and points), which keeps a step under 50 ms in Pyodide.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import panel as pn
+from bokeh.core.properties import value as bk_value
+from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Image, Legend, LegendItem, LinearColorMapper,
+                          LogColorMapper, MultiLine, Range1d, Rect, Scatter, Span, VBar)
+from bokeh.palettes import Blues9
+
+from model import cost
+
+from ..i18n import num, sci
+from .parts import Part, esc, html_pane
+from ..state.settings import CACHE, FULL
+from ..state.explorer import COMPUTED, FUTURE, READ
+from ..style import CELL_PALETTE, GREEN, GREY, INK, PALETTE, position_figure, show_token
+
+BAND = 1.0            # height of one row of the grid, in data units
+FILL = 0.84           # part of it the cells fill
+CELL_STYLE = {FUTURE: (PALETTE["line"], 0.5), READ: (PALETTE["untested"], 0.5), COMPUTED: (INK, 2.2)}
+OUTLINE = 2.2         # the computed columns' outline
+
+
+def cell_style(state: int, single: bool) -> tuple[str, float]:
+    """A lone computed column (a step with the cache) is outlined cell by cell; a block of them (the
+    prefill, every step without the cache) is outlined once around the block (`computed_block`), so a
+    narrow grid does not turn into dark stripes."""
+    return CELL_STYLE[READ if state == COMPUTED and not single else state]
+
+
+def computed_block(states) -> tuple[int, int] | None:
+    """(first, last) position of the computed columns when there are several, else None."""
+    computed = np.flatnonzero(states == COMPUTED) + 1
+    return (int(computed[0]), int(computed[-1])) if len(computed) > 1 else None
+
+
+def kv_width(cfg) -> int:
+    """Numbers a position keeps per layer for K (and as many for V): H_kv d_k (d_model in the lesson)."""
+    return cfg.n_kv_heads * cfg.d_head
+
+
+ROW_KEY = {"k": "row_k", "v": "row_v"}       # a grid row's label, by its kind
+
+
+def grid_rows(cfg) -> list[tuple[int, str]]:
+    """(layer, 'k' | 'v') for every row of the grid, top to bottom."""
+    return [(layer, kind) for layer in range(cfg.n_layers) for kind in ("k", "v")]
+
+
+class CacheGrid(Part):
+    def build(self):
+        self.rows = grid_rows(self.ex.cfg)
+        self.heading, self.note, self.prefill = html_pane(), html_pane(), html_pane(visible=False)
+        self.figure = self.make_figure()
+        self.layout = pn.Column(self.heading, self.prefill, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+                                self.note, sizing_mode="stretch_width", margin=0)
+
+    def rebuild(self):
+        """Another model: its cache holds H_kv d_k numbers per position and layer."""
+        self.images.data = {**self.images.data, "image": [np.full((kv_width(self.ex.cfg), self.n), np.nan,
+                                                                  dtype=np.float32) for _ in self.rows]}
+        self.relabel()
+
+    def band_y(self, i: int) -> float:
+        """Centre of row i of the grid (row 0 at the top)."""
+        return (len(self.rows) - 1 - i) * BAND + BAND / 2
+
+    def make_figure(self):
+        n, rows = self.n, self.rows
+        ys = [self.band_y(i) for i in range(len(rows))]
+        # values are shown divided by their row's fixed scale (Explorer.kv_scale); NaN: not computed
+        self.images = ColumnDataSource({
+            "image": [np.full((kv_width(self.ex.cfg), n), np.nan, dtype=np.float32) for _ in rows],
+            "x": [0.5] * len(rows), "y": [y - FILL / 2 for y in ys], "dw": [n] * len(rows), "dh": [FILL] * len(rows)})
+        size = len(rows) * n
+        self.cells = ColumnDataSource({
+            "x": [p for _ in rows for p in range(1, n + 1)], "y": [y for y in ys for _ in range(n)],
+            "pos": [p for _ in rows for p in range(1, n + 1)], "row": [""] * size, "tok": [""] * size,
+            "state": [""] * size, "values": [""] * size, "line": [PALETTE["line"]] * size, "width": [0.5] * size})
+        self.marks = ColumnDataSource({"x": [], "y": []})
+        self.block = ColumnDataSource({"x": [], "y": [], "w": []})          # one outline per row
+        self.bracket = ColumnDataSource({"xs": [], "ys": []})                # over the block
+        self.future = ColumnDataSource({"x": [n + 1] * len(rows), "y": ys, "w": [0] * len(rows)})
+        f = position_figure(n, 230, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
+        f.add_glyph(self.images, Image(image="image", x="x", y="y", dw="dw", dh="dh", color_mapper=LinearColorMapper(
+            palette=CELL_PALETTE, low=-1, high=1, nan_color=(0, 0, 0, 0))))
+        # not yet computed: one hatched band per row over the future columns (one pattern each, cheap
+        # to draw; a hatch per cell made every redraw ~70 ms slower)
+        f.add_glyph(self.future, Rect(x="x", y="y", width="w", height=FILL, fill_color=PALETTE["grid-empty"], line_color=PALETTE["line"],
+                                      hatch_pattern="/", hatch_color=PALETTE["faint"], hatch_alpha=0.35, hatch_scale=6))
+        r = f.add_glyph(self.cells, Rect(x="x", y="y", width=0.92, height=FILL, fill_alpha=0.0, line_color="line",
+                                         line_width="width"))
+        f.add_glyph(self.block, Rect(x="x", y="y", width="w", height=FILL, fill_alpha=0.0, line_color=INK,
+                                     line_width=OUTLINE))
+        f.add_glyph(self.marks, Scatter(x="x", y="y", marker="triangle", size=9, fill_color=INK, line_color=INK))
+        f.add_glyph(self.bracket, MultiLine(xs="xs", ys="ys", line_color=INK, line_width=2))
+        f.add_tools(HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values"))
+        f.yaxis.ticker = FixedTicker(ticks=ys)
+        return f
+
+    def relabel(self):
+        self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
+        cfg = self.ex.cfg
+        shared = self.t("grid_shared", n=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
+        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
+                            f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>")
+        self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
+                               f"{esc(self.t('grid_prefill', n=self.ex.n_prompt))}</p>")
+        self.figure.xaxis.axis_label = self.t("grid_x")
+        self.figure.yaxis.major_label_overrides = {
+            self.band_y(i): self.t(ROW_KEY[kind], l=layer + 1) for i, (layer, kind) in enumerate(self.rows)}
+        self.drawn = {"ids": [], "cells": {}}        # hover texts are in the language: send them all again
+        self.redraw()
+
+    def redraw(self):
+        known = self.draw_numbers()
+        self.draw_cells(known)
+        self.draw_future_and_marks()
+        in_prefill = self.ex.t <= self.ex.n_prompt         # the prompt's columns: one pass, llenar
+        if self.prefill.visible != in_prefill:
+            self.prefill.visible = in_prefill
+
+    def scaled(self, layer: int, kind: str, start: int = 0) -> np.ndarray:
+        """(d, t - start) the stored vectors of positions start+1..t, over their row's scale."""
+        ex = self.ex
+        return (ex.vectors(layer, kind)[start:].T / ex.kv_scale[layer, kind]).astype(np.float32)
+
+    def draw_numbers(self) -> int:
+        """The numbers: a stored column never changes, so only new columns are sent. Returns how
+        many positions the browser already had (0: a new text)."""
+        ex, n, d = self.ex, self.n, kv_width(self.ex.cfg)
+        drawn = self.drawn["ids"]
+        known = len(drawn) if drawn == ex.ids[:len(drawn)] else 0
+        if known == 0:
+            images = []
+            for layer, kind in self.rows:
+                img = np.full((d, n), np.nan, dtype=np.float32)
+                img[:, :ex.t] = self.scaled(layer, kind)
+                images.append(img)
+            self.images.data["image"] = images
+        elif ex.t > known:
+            self.images.patch({"image": [((i, slice(0, d), slice(known, ex.t)), self.scaled(layer, kind, known).ravel())
+                                         for i, (layer, kind) in enumerate(self.rows)]})
+        self.drawn["ids"] = list(ex.ids)
+        return known
+
+    def cell(self, i: int, p: int, states, vecs) -> tuple:
+        """What cell (row i, position p) shows: (state, hover row, token, state text, values)."""
+        ex = self.ex
+        layer, kind = self.rows[i]
+        st = int(states[p])
+        key = {FUTURE: "cell_future", READ: "cell_read", COMPUTED: "cell_computed"}[st]
+        if st == COMPUTED and ex.t <= ex.n_prompt:
+            key = "cell_prefill"
+        state_text = self.t(key)
+        if p < ex.t:
+            v = vecs[i][p]
+            values = self.t("cell_values", n=v.size, lo=f"{v.min():.2f}", hi=f"{v.max():.2f}")
+            tok = show_token(ex.gpt.tokenizer.vocab[ex.ids[p]])
+        else:
+            values = tok = ""
+        return (st, self.t(ROW_KEY[kind], l=layer + 1), tok, state_text, values)
+
+    def draw_cells(self, known: int):
+        """The cells' states and hover texts: only the columns whose state or contents changed."""
+        ex, n, cells = self.ex, self.n, self.drawn["cells"]
+        states = ex.cell_states()
+        vecs = [ex.vectors(layer, kind) for layer, kind in self.rows]
+        prefill = ex.t <= ex.n_prompt                    # the prompt's columns say "in the prefill"
+        single = computed_block(states) is None
+        everything = (not cells or known == 0 or self.drawn.get("prefill") != prefill
+                      or self.drawn.get("single") != single)
+        self.drawn["prefill"], self.drawn["single"] = prefill, single
+        patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width")}
+        for p in range(n):
+            if not everything and cells[0, p][0] == states[p] and (p < known or states[p] == FUTURE):
+                continue                                 # same token, same numbers, same state
+            for i in range(len(self.rows)):
+                cell = self.cell(i, p, states, vecs)
+                cell += cell_style(cell[0], single)
+                if cells.get((i, p)) == cell:
+                    continue
+                cells[i, p] = cell
+                for col, value in zip(("row", "tok", "state", "values", "line", "width"), cell[1:]):
+                    patch[col].append((i * n + p, value))
+        if patch["state"]:
+            self.cells.patch(patch)
+
+    def draw_future_and_marks(self):
+        t, n, rows = self.ex.t, self.n, len(self.rows)
+        future = {"x": [(t + n + 1) / 2] * rows, "y": self.future.data["y"], "w": [n - t] * rows}
+        if future["w"] != list(self.future.data["w"]):
+            self.future.data = future
+        states = self.ex.cell_states()
+        block, top = computed_block(states), rows * BAND + 0.15
+        computed = [] if block else list(np.flatnonzero(states == COMPUTED) + 1)
+        if computed != list(self.marks.data["x"]):
+            self.marks.data = {"x": computed, "y": [top] * len(computed)}
+        a, b = (block[0] - 0.5, block[1] + 0.5) if block else (0, 0)
+        spans = {"x": [(a + b) / 2] * rows, "y": self.future.data["y"], "w": [b - a] * rows} if block else \
+            {"x": [], "y": [], "w": []}
+        if spans["w"] != list(self.block.data["w"]):
+            self.block.data = spans
+            self.bracket.data = ({"xs": [[a + 0.1, a + 0.1, b - 0.1, b - 0.1]], "ys": [[top - 0.1, top, top, top - 0.1]]}
+                                 if block else {"xs": [], "ys": []})
+
+
+class QueryReads(Part):
+    """What the newest token's query reads: its attention weights over every cached position, one row
+    per layer and head, under the grid's columns (log colour scale; exact values on hover). Without
+    the cache, the proof that the rows the full pass computed again are the ones the cache kept."""
+
+    def build(self):
+        cfg = self.ex.cfg
+        self.rows = [(layer, head) for layer in range(cfg.n_layers) for head in range(cfg.n_heads)]
+        self.heading, self.proof = html_pane(), html_pane()
+        self.image = ColumnDataSource({"image": [np.full((len(self.rows), self.n), np.nan, dtype=np.float32)]})
+        f = position_figure(self.n, 40 + 14 * len(self.rows), y_range=Range1d(0, len(self.rows)))
+        r = f.add_glyph(self.image, Image(image="image", x=0.5, y=0, dw=self.n, dh=len(self.rows), color_mapper=LogColorMapper(
+            palette=list(reversed(Blues9)), low=1e-3, high=1.0, low_color=PALETTE["surface"], nan_color=(0, 0, 0, 0))))
+        self.hover = HoverTool(renderers=[r], tooltips="")
+        f.add_tools(self.hover)
+        f.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(len(self.rows))])
+        f.css_classes = ["kv-reads"]
+        self.figure = f
+        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.proof,
+                                sizing_mode="stretch_width", margin=0)
+
+    def relabel(self):
+        t, f = self.t, self.figure
+        self.heading.object = f"<h3>{esc(t('reads_title'))}</h3><p class='legend-inline'>{esc(t('reads_note'))}</p>"
+        f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("reads_y")
+        f.yaxis.major_label_overrides = {i + 0.5: f"{layer + 1}·{head + 1}"
+                                         for i, (layer, head) in enumerate(reversed(self.rows))}
+        self.hover.tooltips = [(t("grid_x"), "$x{0}"), (t("reads_weight"), "@image{0.0000}")]
+        self.redraw()
+
+    def weights(self) -> np.ndarray:
+        """(rows, n) the newest query's weights per (layer, head); NaN past t. Bokeh draws array row 0
+        at the bottom, so layer 1, head 1 is the last row (the top of the figure)."""
+        ex = self.ex
+        img = np.full((len(self.rows), self.n), np.nan, dtype=np.float32)
+        for i, (layer, head) in enumerate(self.rows):
+            img[len(self.rows) - 1 - i, :ex.t] = ex.reads[layer][head]
+        return img
+
+    def redraw(self):
+        self.image.data = {"image": [self.weights()]}
+        ex, m = self.ex, self.ex.clock()
+        if ex.t <= ex.n_prompt or m.recomputed is None:
+            text = self.t("reads_prefill", t=ex.t) if ex.t <= ex.n_prompt else ""
+        elif self.session.settings.mode == FULL:
+            text = self.t("reads_full", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
+        else:
+            text = self.t("reads_cached", t=ex.t, n=ex.t - 1, diff=sci(m.recomputed, self.lang))
+        self.proof.object = f"<p class='legend-inline' data-testid='reads-proof'>{esc(text)}</p>"
+
+
+def nice_below(x: float) -> float:
+    """The largest 1, 2, 2.5 or 5 times a power of ten that is at most x."""
+    power = 10 ** math.floor(math.log10(x))
+    return max(m * power for m in (1, 2, 2.5, 5, 10) if m * power <= x)
+
+
+def nice_step(top: float) -> float:
+    """A round step (1, 2 or 5 times a power of ten) for about five ticks up to `top`."""
+    raw = top / 5
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+class BarScales:
+    """The two scales of the cost bars, in millions of multiplications: `full` fits the grey ramp
+    t·c(t); `cached` fits the green bars c(t), `zoom` times taller (a round number)."""
+
+    def __init__(self, ex):
+        self.full = float(ex.cost_full[-1]) * 1.06 / 1e6
+        self.zoom = nice_below(self.full / (float(ex.cost_cached[-1]) * 1.15 / 1e6))
+        self.cached = self.full / self.zoom
+
+    def ticks(self, top: float, lang: str) -> tuple[list[float], dict]:
+        step = nice_step(top)
+        values = [i * step for i in range(int(top / step) + 1)]
+        digits = max(0, -math.floor(math.log10(step))) if step < 1 else 0
+        return values, {v: num(v, lang, digits) for v in values}
+
+
+class CostBars(Part):
+    """The multiplications of every token. Until the reader first switches to no cache, only the
+    green bars c(t), on their own scale (they barely change: the lesson's first observation);
+    from then on the grey ramp t·c(t) too, and a strip below that keeps the green bars visible
+    at `zoom` times their height. The current mode's bars are solid, the other's faded."""
+
+    def build(self):
+        n, ex = self.n, self.ex
+        pos = np.arange(1, n + 1)
+        self.scales = BarScales(ex)
+        self.heading, self.note = html_pane(), html_pane()
+        self.bars = ColumnDataSource({"pos": pos, "c": np.zeros(n), "tc": np.zeros(n), "c_text": [""] * n,
+                                      "tc_text": [""] * n, "ratio": [f"{p}×" for p in pos]})
+        f = position_figure(n, 260, y_range=Range1d(0, self.scales.cached), grid="y")
+        self.full = f.add_glyph(self.bars, VBar(x="pos", top="tc", width=0.8, fill_color=GREY, line_color=GREY,
+                                                hatch_pattern="/", hatch_color="white", hatch_alpha=0.6), visible=False)
+        self.cached = f.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color=PALETTE["cache-deep"]))
+        self.legend = [LegendItem(label="", renderers=[self.cached]), LegendItem(label="", renderers=[self.full])]
+        self.legend_box = Legend(items=self.legend[:1], location="top_left", background_fill_alpha=0.85)
+        f.add_layout(self.legend_box)
+        self.hover = HoverTool(renderers=[self.full, self.cached], tooltips="")
+        f.add_tools(self.hover)
+        self.now = Span(location=2, dimension="height", line_color=INK, line_dash="dashed", line_width=1)
+        f.add_layout(self.now)
+        f.css_classes = ["kv-bars"]                                  # for tests and styles
+        self.figure, self.strip = f, None
+        # the strip is made when the ramp is first revealed (fewer models to build and render at start)
+        self.strip_pane = pn.Column(sizing_mode="stretch_width", margin=0, visible=False)
+        self.strip_head = html_pane(visible=False, margin=(0, 10))   # the strip's legend, as text that wraps
+        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_head,
+                                self.strip_pane,
+                                self.note, sizing_mode="stretch_width", margin=0)
+
+    def rebuild(self):
+        """Another model: other costs, other scales."""
+        self.scales = BarScales(self.ex)
+        if self.strip is not None:
+            self.strip.y_range.end = self.scales.cached
+        self.relabel()
+
+    def make_strip(self):
+        """The green bars again, at their own scale, under the ramp, in the strip's pane."""
+        s = position_figure(self.n, 130, y_range=Range1d(0, self.scales.cached), grid="y")
+        s.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color=PALETTE["cache-deep"]))
+        s.xaxis.major_label_text_font_size = "0pt"
+        s.css_classes = ["kv-bars-zoom"]
+        self.strip = s
+        self.relabel_strip()
+        self.strip_pane.objects = [pn.pane.Bokeh(s, sizing_mode="stretch_width")]
+
+    def relabel_strip(self):
+        values, labels = self.scales.ticks(self.scales.cached, self.lang)
+        self.strip.yaxis.ticker, self.strip.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        self.strip_head.object = (f"<p class='legend-inline'><span class='swatch cached'></span> "
+                                  f"{esc(self.t('bars_zoom', zoom=num(self.scales.zoom, self.lang)))}</p>")
+
+    def relabel(self):
+        t, f, lang, ex = self.t, self.figure, self.lang, self.ex
+        self.heading.object = f"<h2>{esc(t('bars_title'))}</h2>"
+        f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("bars_y")
+        if self.strip is not None:
+            self.relabel_strip()
+        values, labels = self.scales.ticks(self.scales.cached, lang)
+        f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        self.legend[0].label, self.legend[1].label = bk_value(t("bars_cached")), bk_value(t("bars_full"))
+        self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache"), "@c_text"), (t("without_cache"), "@tc_text"),
+                               ("×", "@ratio")]
+        self.bars.data.update({"c_text": [num(c, lang) for c in ex.cost_cached],
+                               "tc_text": [num(c, lang) for c in ex.cost_full]})
+        self.drawn_t, self.revealed = None, None
+        self.redraw()
+
+    def redraw(self):
+        ex, t, last = self.ex, self.ex.t, self.drawn_t
+        if last is None or t < last:                     # first drawing or a new text: all bars
+            shown = np.arange(1, self.n + 1) <= t
+            self.bars.data.update({"c": np.where(shown, ex.cost_cached, 0) / 1e6,
+                                   "tc": np.where(shown, ex.cost_full, 0) / 1e6})
+        elif t > last:                                   # new positions: their bars only
+            idx = range(last, t)
+            self.bars.patch({"c": [(i, ex.cost_cached[i] / 1e6) for i in idx],
+                             "tc": [(i, ex.cost_full[i] / 1e6) for i in idx]})
+        self.drawn_t = t
+        self.reveal(self.session.ramp)
+        cached_on = self.session.settings.mode == CACHE
+        self.cached.glyph.fill_alpha = 1.0 if cached_on else 0.5
+        self.full.glyph.fill_alpha = 0.35 if cached_on else 0.95
+        self.full.glyph.line_alpha = 0.5 if cached_on else 1.0
+        self.now.location = t
+
+    def reveal(self, ramp: bool):
+        """Before the first switch to no cache: green bars only, on their scale. After: the ramp."""
+        if ramp == self.revealed:
+            return
+        self.revealed = ramp
+        f, lang = self.figure, self.lang
+        top = self.scales.full if ramp else self.scales.cached
+        values, labels = self.scales.ticks(top, lang)
+        f.y_range.end = top
+        f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        if ramp and self.strip is None:
+            self.make_strip()
+        self.full.visible = ramp
+        self.strip_pane.visible = self.strip_head.visible = ramp
+        self.legend_box.items = self.legend if ramp else self.legend[:1]
+        cfg = self.ex.cfg
+        growth = (self.ex.cost_cached[-1] / self.ex.cost_cached[0] - 1) * 100
+        self.note.object = (f"<p class='legend-inline' data-testid='bars-note'>"
+                            f"{esc(self.t('bars_note_full' if ramp else 'bars_note_cache', n=self.n, zoom=num(self.scales.zoom, lang), pct=num(growth, lang), eq=num(cost.attention_equals_matrices_at(cfg), lang)))}</p>")
+
+
+class ClockPlot(Part):
+    """The measured time of every step, both ways; hidden (no empty plot) until there is one, and
+    made then (fewer models to build and render at start)."""
+
+    watches = ("revision", "clock")
+
+    def build(self):
+        self.heading = html_pane()
+        self.points = ColumnDataSource({"pos": [], "cached_ms": [], "full_ms": []})
+        self.figure = None
+        self.layout = pn.Column(self.heading, sizing_mode="stretch_width", margin=0, visible=False)
+
+    def make_figure(self):
+        f = position_figure(self.n, 200, grid="xy")
+        full = f.add_glyph(self.points, Scatter(x="pos", y="full_ms", marker="square", size=6, fill_color=GREY,
+                                                line_color=GREY))
+        cached = f.add_glyph(self.points, Scatter(x="pos", y="cached_ms", marker="circle", size=6, fill_color=GREEN,
+                                                  line_color=GREEN))
+        self.legend = [LegendItem(label="", renderers=[cached]), LegendItem(label="", renderers=[full])]
+        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
+        f.y_range.start = 0
+        self.hover = HoverTool(renderers=[full, cached], tooltips="")
+        f.add_tools(self.hover)
+        self.figure = f
+        self.relabel_figure()
+        self.layout.append(pn.pane.Bokeh(f, sizing_mode="stretch_width"))
+
+    def relabel_figure(self):
+        t, f = self.t, self.figure
+        f.yaxis.axis_label, f.xaxis.axis_label = t("clock_plot_y"), t("grid_x")
+        self.legend[0].label, self.legend[1].label = bk_value(t("with_cache")), bk_value(t("without_cache"))
+        self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
+                               (t("without_cache") + " (ms)", "@full_ms{0.000}")]
+
+    def relabel(self):
+        self.heading.object = f"<h3>{esc(self.t('clock_plot_title'))}</h3>"
+        if self.figure is not None:
+            self.relabel_figure()
+        self.drawn = []
+        self.redraw()
+
+    def redraw(self):
+        """New points are streamed; a new text starts the plot over."""
+        ex = self.ex
+        pos = sorted(p for p, m in ex.measures.items() if m.cached_s is not None)
+        drawn = self.drawn
+        if pos[:len(drawn)] != drawn or len(self.points.data["pos"]) != len(drawn):
+            self.points.data = {"pos": [], "cached_ms": [], "full_ms": []}
+            drawn = []
+        new = pos[len(drawn):]
+        if new:
+            self.points.stream({"pos": new, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in new],
+                                "full_ms": [ex.measures[p].full_s * 1e3 for p in new]})
+        self.drawn = pos
+        if pos and self.figure is None:
+            self.make_figure()
+        if self.layout.visible != bool(pos):      # no empty plot: the figure itself too (a hidden pane
+            self.layout.visible = self.figure.visible = bool(pos)   # alone still kept its height)

@@ -1,0 +1,203 @@
+"""The page's first paint: the explorable's initial state as plain HTML and CSS.
+
+build.py writes it into index.html, so the reader sees the text, the empty
+cache grid, the bars and the numbers before any script has run; the live
+Panel document replaces it when Python is ready. Drawn from the same view the
+app builds (its HTML panes verbatim, its grid and bars redrawn in CSS: one
+column per position, one gradient stop per stored number), it costs the
+browser a few milliseconds where rendering a Bokeh document took 0.6 s of the
+CPU that Pyodide's start needs.
+"""
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .plots import ROW_KEY, computed_block, grid_rows
+from .png import indexed_png
+from ..i18n import num, tr
+from ..state.settings import MODES
+from ..state.explorer import COMPUTED
+from ..style import CELL_PALETTE, CSS, ticks
+
+PALETTE = CELL_PALETTE
+SNAP_CSS = CSS.replace(":host,", "").replace(":host", ".kv-snap") + (
+    Path(__file__).resolve().parent / "snapshot.css").read_text(encoding="utf-8")
+
+
+def color_indices(values) -> np.ndarray:
+    """Palette index of each number (already divided by its row's scale), as the live grid's colour
+    mapper does it: -1..1 in len(PALETTE) equal steps."""
+    return np.clip(((np.asarray(values) + 1) / 2 * len(PALETTE)).astype(int), 0, len(PALETTE) - 1)
+
+
+def grid_image(ex) -> bytes:
+    """The cache grid of the explorer's text as a palette PNG: one pixel column per position, one
+    band of d pixel rows per grid row (K and V of each block, top to bottom), each vector's first
+    number at the bottom, as the live grid draws it. Every preview of this text shows the first t
+    columns of this one image."""
+    bands = []
+    for block, kind in grid_rows(ex.cfg):
+        scaled = ex.vectors(block, kind).T / ex.kv_scale[block, kind]          # (d, t)
+        bands.append(color_indices(scaled)[::-1])
+    pixels = np.concatenate(bands).astype(np.uint8)
+    return indexed_png([row.tobytes() for row in pixels], PALETTE)
+
+
+def _x(pos: float, n: int) -> str:
+    return f"{(pos - 0.5) / n * 100:.3f}%"
+
+
+def nice_step(top: float) -> float:
+    """A round step (1, 2 or 5 times a power of ten) for about five ticks up to `top`."""
+    raw = top / 5
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def _marks(states, n: int) -> str:
+    """What this step computed: one column outlined and marked with ▲, or a block of columns (the
+    prefill, a step without the cache) outlined once, with a line over it (app/figure/plots.py)."""
+    block = computed_block(states)
+    if block is None:
+        p = int(np.flatnonzero(states == COMPUTED)[0]) + 1
+        return (f"<span class='mark' style='left:{_x(p, n)}'>▲</span>",
+                f"<div class='now' style='left:{(p - 1) / n * 100:.3f}%;width:{100 / n:.3f}%'></div>")
+    a, b = block
+    box = f"left:{(a - 1) / n * 100:.3f}%;width:{(b - a + 1) / n * 100:.3f}%"
+    return f"<span class='bracket' style='{box}'></span>", f"<div class='now' style='{box}'></div>"
+
+
+def _grid(view, grid_url: str) -> str:
+    """The cache grid: each row a band showing the first t columns of the text's grid image
+    (grid_image), the rest hatched."""
+    ex, n, rows = view.ex, view.n, grid_rows(view.ex.cfg)
+    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    states = ex.cell_states()
+    band_h, top = 44, 20                                   # px per row, room for the ▲ marks
+    height = top + band_h * len(rows)
+    mark, outline = _marks(states, n)
+    labels, bands = [], []
+    for i, (block, kind) in enumerate(rows):
+        y = top + i * band_h
+        labels.append(f"<span style='top:{y + band_h / 2}px'>{html.escape(t(ROW_KEY[kind], l=block + 1))}</span>")
+        image = (f"background-image:linear-gradient(90deg,rgba(255,255,255,.75) 1px,transparent 1px),url({grid_url});"
+                 f"background-size:{100 / ex.t:.4f}% 100%,{n / ex.t * 100:.3f}% {len(rows) * 100}%;"
+                 f"background-position:0 0,0 {i / max(len(rows) - 1, 1) * 100:.3f}%")
+        future = n - ex.t
+        bands.append(f"<div class='band' style='top:{y + 3}px;height:{band_h - 6}px'>"
+                     f"<div class='cells' style='flex:{ex.t};{image}'></div>"
+                     + (f"<div class='cell future' style='flex:{future}'></div>" if future else "")
+                     + f"{outline}</div>")
+    xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
+    return (f"<div class='fig' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
+            f"<div class='plot'>{mark}{''.join(bands)}{xticks}</div></div>"
+            f"<div class='xlab'>{html.escape(t('grid_x'))}</div>")
+
+
+def _reads(view) -> str:
+    """What the newest query reads (app/figure/plots.py QueryReads): a row of cells per layer and head."""
+    from bokeh.palettes import Blues9
+    palette, weights, n = list(reversed(Blues9)), view.reads.weights(), view.n
+    rows = []
+    for row in weights[::-1]:                          # top of the figure first
+        cells = "".join(
+            f"<div class='cell' style='background:"
+            f"{palette[int(np.clip((np.log10(max(w, 1e-3)) + 3) / 3 * len(palette), 0, len(palette) - 1))]}'></div>"
+            for w in row if w == w)
+        rows.append(f"<div class='band' style='position:static;height:12px;margin:2px 0'>{cells}"
+                    f"<div style='flex:{n - view.ex.t}'></div></div>")
+    return (view.reads.heading.object + f"<div class='fig' style='margin-left:70px;display:block'>{''.join(rows)}</div>"
+            + view.reads.proof.object)
+
+
+def _bar_plot(view, top: float, height: int, kinds, legend: str, ylabel: str) -> str:
+    """One bar chart of positions 1..t, `kinds` the bars drawn ('full', 'cached'), y up to `top` millions."""
+    ex, n = view.ex, view.n
+    values, labels = view.bars.scales.ticks(top, view.lang)
+    lines = "".join(f"<div class='gridline' style='bottom:{v / top * 100:.2f}%'></div>" for v in values)
+    yt = "".join(f"<span style='top:{100 - v / top * 100:.2f}%'>{labels[v]}</span>" for v in values)
+    costs = {"full": ex.cost_full, "cached": ex.cost_cached}
+    bars = "".join(f"<div class='bar {k}' style='left:{_x(p + 1, n)};width:{80 / n:.3f}%;"
+                   f"height:{min(costs[k][p] / 1e6 / top, 1) * 100:.3f}%'></div>" for p in range(ex.t) for k in kinds)
+    xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
+    return (f"<div class='fig' style='height:{height}px;margin-top:8px'><div class='ylab'>{yt}"
+            f"<span class='yaxis'>{html.escape(ylabel)}</span></div>"
+            f"<div class='plot'>{lines}{bars}{legend}{xticks}</div></div>")
+
+
+def _bars(view) -> str:
+    """The cost bars as the live figure draws them: green only on their own scale until the grey
+    ramp is revealed (app/figure/plots.py CostBars), then the ramp and the green strip below it."""
+    scales, ramp = view.bars.scales, view.session.ramp
+    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    legend = (f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_cached'))}"
+              + (f"<br><span class='swatch full'></span> {html.escape(t('bars_full'))}" if ramp else "") + "</div>")
+    out = _bar_plot(view, scales.full if ramp else scales.cached, 220, ("full", "cached") if ramp else ("cached",),
+                    legend, t("bars_y"))
+    if ramp:
+        zoom = f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_zoom', zoom=num(scales.zoom, view.lang)))}</div>"
+        out += _bar_plot(view, scales.cached, 90, ("cached",), zoom, "")
+    return out + f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
+
+
+MODE_KEY = {"cache": "mode_cache", "full": "mode_full"}
+GRID_URL = "__KV_GRID_URL__"      # the build writes the grid image's address here
+PROGRESS = "<!--kv-progress-->"   # between the controls and the figure: where the page shows its loading
+
+
+def render(view, grid_url: str = GRID_URL) -> str:
+    """The page's current state (app/page.py's Explorable) as HTML: two <div class='kv-snap'> (a picture
+    for the eyes: hidden from screen readers), the title, text and controls, then the figures, with
+    PROGRESS between them, where the page's loader puts its progress (static/loader.js); styled by
+    `style()`; `grid_url`: the address of the text's grid_image."""
+    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    mode_on = view.ex.mode
+    switch = "".join(f"<span class='{m}{' on' if m == mode_on else ''}'>{'✓ ' if m == mode_on else ''}"
+                     f"{html.escape(t(MODE_KEY[m]))}</span>" for m in ("cache", "full"))
+    controls = (f"<div class='controls'><span class='btn primary'>{html.escape(t('step'))}</span>"
+                f"<span class='btn'>{html.escape(t('play'))}</span><span class='btn'>{html.escape(t('reset'))}</span>"
+                f"<span class='switch'>{switch}</span><span class='speed'>{html.escape(t('speed'))}: "
+                f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>")
+    cards = "".join(f"<div class='cardhead'>› {html.escape(title)}</div>" for title in
+                    [t("advanced"), t("table_heading")])
+    more = "".join(f"<div class='cardhead'>› {html.escape(t(s.title_key))}</div>" for s in view.sections)
+    top = f"<div class='kv-head'>{view.header.layout.object}</div>" + view.text.layout.object + controls
+    bottom = (view.grid.heading.object + (view.grid.prefill.object if view.grid.prefill.visible else "")
+              + _grid(view, grid_url) + view.grid.note.object + _reads(view) + view.bars.heading.object + _bars(view)
+              + view.bars.note.object + view.readouts.layout.object + cards + view.more_heading.object + more)
+    part = f"<div class='kv-snap' lang='{view.lang}' aria-hidden='true'>"
+    return f"{part}{top}</div>{PROGRESS}{part}{bottom}</div>"
+
+
+def style() -> str:
+    """The previews' stylesheet, once in the page for every preview."""
+    return f"<style>{SNAP_CSS}</style>"
+
+
+def state_name(lang: str, mode: str, t: int) -> str:
+    """The file name of one preview, as the page's loader builds it (static/loader.js)."""
+    return f"{lang}-{mode}-{t}.html"
+
+
+def render_states(make_view, lang: str):
+    """Every state a URL can ask for with the default seed and top-p, in one language: each mode at
+    each position, stepped as the page steps. Yields (state_name, html); then the text's grid
+    image as ("grid", png bytes). make_view(query) -> a fresh Explorable."""
+    window = None
+    for mode in MODES:
+        view = make_view(f"?lang={lang}&mode={mode}")
+        ex = view.ex
+        while True:
+            yield state_name(lang, mode, ex.t), render(view)
+            if ex.full:
+                break
+            view.session.step()
+        window = window or list(ex.ids)
+        if list(ex.ids) != window:
+            raise RuntimeError(f"the {mode} mode wrote another text than the cache mode: one grid image per "
+                               "text cannot show both")
+    yield "grid", grid_image(ex)

@@ -1,0 +1,140 @@
+"""The section "A smaller cache" (beyond the lesson): the reader picks how many key/value heads the model
+has and how the cache stores its numbers; the figure above follows (app/state/session.py switches the
+model and the format), and this section says what that costs and saves, then compares every
+combination on real arrays. Built the first time it opens: nothing of it (the other checkpoints,
+model.quantize) is fetched or imported before.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+
+import panel as pn
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool
+
+from ...figure.parts import esc, linked, off_the_loop
+from ...i18n import num, sci, size
+from ...state import checkpoints
+from ...style import GREEN, PALETTE
+from ..base import Section
+from . import logic as smaller
+
+
+class SmallerSection(Section):
+    key = "smaller"
+    title_key = "small_title"
+
+    def build(self):
+        settings = self.session.settings
+        self.intro, self.status, self.losses, self.result = (self.pane() for _ in range(4))
+        self.kv = linked(pn.widgets.RadioButtonGroup, settings.param.kv_heads, width=300)
+        self.precision = linked(pn.widgets.RadioButtonGroup, settings.param.precision, width=360)
+        self.compare_button = pn.widgets.Button(color="primary", width=260)
+        self.compare_button.on_click(self.compare)
+        self.source = ColumnDataSource({"x": [], "kib": [], "loss": [], "drift": [], "label": []})
+        self.chart = self.make_chart()
+        self.chart_pane = pn.pane.Bokeh(self.chart, sizing_mode="stretch_width", visible=False)
+        self.card.objects = [self.intro, pn.FlexBox(self.kv, self.precision, gap="12px"), self.status, self.losses,
+                             self.compare_button, self.chart_pane, self.result]
+        self.session.param.watch(lambda _e: self.render_status(), ["revision", "model"])
+        self.rows = []
+
+    def make_chart(self):
+        factors = [(str(h), f) for h in smaller.KV_HEADS for f in smaller.FORMATS]
+        from bokeh.plotting import figure     # with the section: not at the page's start-up
+        f = figure(height=260, sizing_mode="stretch_width", x_range=FactorRange(*factors), toolbar_location=None,
+                   tools="", min_border_left=60)
+        bars = f.vbar(x="x", top="kib", width=0.8, source=self.source, fill_color=GREEN, line_color=PALETTE["cache-deep"])
+        self.hover = HoverTool(renderers=[bars], tooltips="")
+        f.add_tools(self.hover)
+        f.xgrid.visible = False
+        f.xaxis.major_label_orientation = 0.9
+        f.outline_line_color = None
+        f.y_range.start = 0
+        return f
+
+    def label(self):
+        t = self.t
+        self.intro.object = f"<p>{esc(t('small_intro'))}</p><p class='explain'>{esc(t('small_real'))}</p>"
+        self.kv.name, self.precision.name = t("small_kv"), t("small_precision")
+        self.kv.options = {t("small_kv_4"): 4, "2": 2, t("small_kv_1"): 1}
+        self.compare_button.name = t("small_compare")
+        self.chart.yaxis.axis_label, self.chart.xaxis.axis_label = t("small_chart_y"), t("small_chart_x")
+        self.hover.tooltips = [("", "@label"), ("KiB", "@kib{0.0}"), (t("small_loss"), "@loss{0.0000}"),
+                               ("Δ logits", "@drift")]
+        self.render_status()
+        self.render_losses()
+        self.render_result()
+
+    def render_status(self):
+        """What the cache in the figure holds now, and what it changed."""
+        ex, lang, t = self.ex, self.lang, self.t
+        per_token = smaller.per_token_bytes(ex.cache)
+        text = t("small_now", n=ex.cfg.n_kv_heads, fmt=ex.fmt, per=size(per_token, lang),
+                 n_ctx=ex.cfg.n_ctx, window=size(per_token * ex.cfg.n_ctx, lang))
+        if ex.fmt != "float64":
+            now, most = ex.drift.get(ex.t), max(ex.drift.values(), default=None)
+            if most is not None:
+                text += " " + t("small_drift", now=sci(now or 0.0, lang), most=sci(most, lang))
+            if ex.switched_at:
+                text += " " + t("small_restart", p=ex.switched_at)
+            else:
+                where = ex.departure()
+                text += " " + (t("small_departs", p=where) if where else t("small_same"))
+        self.status.object = f"<p role='status' data-testid='small-status'>{esc(text)}</p>"
+
+    def render_losses(self):
+        rows = "".join(f"<tr><td>{h}</td><td>{num(checkpoints.metrics(smaller.CHECKPOINT[h])['held_out_loss'], self.lang, 4)}"
+                       f"</td></tr>" for h in smaller.KV_HEADS)
+        self.losses.object = (f"<table class='data' data-testid='small-losses'><caption>{esc(self.t('small_losses'))}"
+                              f"</caption><thead><tr><th>{esc(self.t('small_kv'))}</th><th>{esc(self.t('small_loss'))}"
+                              f"</th></tr></thead><tbody>{rows}</tbody></table>")
+
+    async def compare(self, _event=None):
+        """Every combination, measured on real arrays, one at a time (the page stays responsive)."""
+        from model.timing import window_ids
+        settings = self.session.settings
+        self.compare_button.disabled, self.rows = True, []
+        try:
+            for h in smaller.KV_HEADS:
+                gpt = checkpoints.load(smaller.CHECKPOINT[h])
+                ids = window_ids(gpt, seed=settings.seed, top_p=settings.top_p)
+                loss = checkpoints.metrics(smaller.CHECKPOINT[h])["held_out_loss"]
+                for fmt in smaller.FORMATS:
+                    part = functools.partial(smaller.combination, gpt, ids, h, fmt, loss, self.ex.n_prompt)
+                    self.rows.append(await off_the_loop(part))
+                    with pn.io.unlocked():
+                        self.render_result()
+                    await asyncio.sleep(0.01)
+        finally:
+            with pn.io.unlocked():
+                self.compare_button.disabled = False
+
+    def render_result(self):
+        rows, lang = self.rows, self.lang
+        self.source.data = {"x": [(str(r.kv_heads), r.fmt) for r in rows],
+                            "kib": [r.window_bytes / 1024 for r in rows], "loss": [r.held_out_loss for r in rows],
+                            "drift": [sci(r.drift, lang) for r in rows],
+                            "label": [f"{r.kv_heads} · {r.fmt}" for r in rows]}
+        self.chart_pane.visible = self.chart.visible = bool(rows)
+        if not rows:
+            self.result.object = ""
+            return
+        body = "".join(f"<tr><td>{r.kv_heads}</td><td>{r.fmt}</td><td>{size(r.window_bytes, lang)}</td>"
+                       f"<td>{num(r.held_out_loss, lang, 4)}</td><td>{sci(r.drift, lang)}</td></tr>" for r in rows)
+        head = "".join(f"<th>{esc(self.t(k))}</th>" for k in ("small_kv", "small_precision", "small_window",
+                                                               "small_loss", "small_drift_head"))
+        self.result.object = (f"<table class='data' data-testid='small-table'><thead><tr>{head}</tr></thead>"
+                              f"<tbody>{body}</tbody></table>{self.summary()}")
+
+    def summary(self) -> str:
+        """The comparison in one sentence, from its numbers (once every combination is measured)."""
+        rows = {(r.kv_heads, r.fmt): r for r in self.rows}
+        if len(rows) < len(smaller.KV_HEADS) * len(smaller.FORMATS):
+            return ""
+        lesson, smallest, lang = rows[4, "float64"], rows[1, "int4"], self.lang
+        text = self.t("small_summary", lesson=size(lesson.window_bytes, lang), smallest=size(smallest.window_bytes, lang),
+                      x=num(lesson.window_bytes / smallest.window_bytes, lang, 1), l4=num(lesson.held_out_loss, lang, 4),
+                      l2=num(rows[2, "float64"].held_out_loss, lang, 4), l1=num(rows[1, "float64"].held_out_loss, lang, 4),
+                      d8=sci(rows[4, "int8"].drift, lang), d4=sci(rows[4, "int4"].drift, lang))
+        return f"<p class='explain' data-testid='small-summary'>{esc(text)}</p>"
