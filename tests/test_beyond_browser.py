@@ -19,7 +19,7 @@ from tests.browser import chromium_missing, errors, foreign, open_app, open_card
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
-LAZY = ("model.batch", "model.speculative", "app.batching", "app.speculation")
+LAZY = ("model.batch", "model.speculative", "app.sections.batch.logic", "app.sections.spec.logic")
 
 
 def static(app_url: str) -> bool:
@@ -79,7 +79,7 @@ def test_batching_in_the_browser(browser, app_url, gpt):
         click_and_wait(page, "Avanzar el lote", "batch-state", "data-steps", i)
     if static(app_url):
         loaded = page_modules(page)
-        assert {"model.batch", "app.batching"} <= loaded and loaded.isdisjoint({"model.speculative", "app.speculation"})
+        assert {"model.batch", "app.sections.batch.logic"} <= loaded and loaded.isdisjoint({"model.speculative", "app.sections.spec.logic"})
         assert draft_requests(requests) == []
     page.get_by_role("button", name="Medir el lote en mi navegador", exact=True).click()
     page.locator("[data-testid=batch-status][data-run='1'][data-state=done]").wait_for(timeout=180000)
@@ -108,7 +108,7 @@ def test_speculative_decoding_in_the_browser(browser, app_url, gpt):
     page.locator("[data-testid=spec-phase]").wait_for(timeout=60000)
     if static(app_url):
         assert [u for u in draft_requests(requests) if "minigpt" in u]
-        assert {"model.speculative", "app.speculation"} <= page_modules(page)
+        assert {"model.speculative", "app.sections.spec.logic"} <= page_modules(page)
     page.get_by_role("radio", name="Greedy: always the most likely", exact=True).check()
     page.locator("[data-testid=spec-same][data-same='True']").wait_for()
     for _ in range(3):

@@ -1,5 +1,5 @@
 """The explorable inside a course page, as docs/embedding.md tells a course author to put it: the
-documented snippet (the same in the README, the docs and dist/embed.html) on a host page of
+documented snippet (docs/embedding.md, and the same in dist/embed.html) on a host page of
 another origin (localhost, the explorable on 127.0.0.1), with the documented sandbox and the
 documented Content-Security-Policy (plus frame-ancestors for the host).
 
@@ -23,12 +23,12 @@ OVERFLOWS = (ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8")
 
 
 def test_one_snippet_everywhere():
-    """README, docs/embedding.md and dist/embed.html (static/embed.html) show the same snippet, with
-    embed=1; dist/embed.html points at its own folder."""
+    """docs/embedding.md holds the snippet (the README links to it, with no copy of its own), and
+    dist/embed.html (static/embed.html) shows the same, with embed=1, pointing at its own folder."""
     docs = snippet((ROOT / "docs" / "embedding.md").read_text(encoding="utf-8"))
-    readme = snippet((ROOT / "README.md").read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     example = snippet((ROOT / "static" / "embed.html").read_text(encoding="utf-8"))
-    assert readme == docs
+    assert "<iframe" not in readme and "docs/embedding.md" in readme
     assert example == docs.replace(SRC_BASE, "./")
     assert "embed=1" in docs and 'sandbox="allow-scripts allow-same-origin allow-popups"' in docs
 

@@ -11,6 +11,7 @@ import importlib
 import inspect
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -45,7 +46,10 @@ def wasm():
 def page(wasm):
     """The app started for ?lang=en&t=5, as the worker starts it."""
     from panel.io.state import state
-    docs = [json.loads(s) for s in asyncio.run(wasm.start("?lang=en&t=5"))]
+    # its own thread: a session-scoped browser fixture may already run an event loop in this one
+    with ThreadPoolExecutor(1) as pool:
+        started = pool.submit(asyncio.run, wasm.start("?lang=en&t=5")).result()
+    docs = [json.loads(s) for s in started]
     return {"docs": docs, "doc": state.curdoc, "sent": []}
 
 
