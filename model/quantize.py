@@ -22,7 +22,8 @@ arrive, and cutting the cache (speculative decoding) is slicing. Attention
 always reads the dequantized numbers, the new row's included (what a real
 quantized cache does: it keeps nothing else).
 
-`nbytes` counts the arrays the cache really holds: codes and scales.
+`nbytes` counts the arrays the cache really holds: codes and scales; it equals
+model.cost.quantized_cache_bytes(cfg, t, *SIZES[fmt]).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 FORMATS = ("float64", "float16", "int8", "int4")
+SIZES = {"float64": (64, 0), "float16": (16, 0), "int8": (8, 4), "int4": (4, 4)}   # bits a number, bytes a scale
 QMAX = {"int8": 127, "int4": 7}          # symmetric: -qmax .. qmax
 INT4_OFFSET = 8                          # a code c in -7..7 is kept as the nibble c + 8
 
