@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpt import KVCache, attend, causal_mask, position_rows, token_rows
+from .gpt import KVCache, attend, causal_mask, no_empty_rows, position_rows, token_rows
 from .sampling import sample
 
 PAD = 0          # the token and the (0-based) position a padding slot is computed with
@@ -64,7 +64,11 @@ class BatchCache:
 
 
 def pad_left(prompts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Token lists -> ids, positions (0-based) and valid, (B, n) each, padded on the left."""
+    """Token lists -> ids, positions (0-based) and valid, (B, n) each, padded on the left.
+    ValueError for no prompt at all or an empty one (its row would be padding only)."""
+    no_empty_rows(len(prompts), "the batch")
+    for b, p in enumerate(prompts):
+        no_empty_rows(len(p), f"prompt {b + 1} of {len(prompts)}")
     B, n = len(prompts), max(len(p) for p in prompts)
     ids = np.full((B, n), PAD, dtype=np.int64)
     positions = np.full((B, n), PAD, dtype=np.int64)
@@ -87,7 +91,8 @@ def blocks(gpt, x, cache: BatchCache, mask):
 
 def prefill_batch(gpt, prompts) -> tuple[np.ndarray, BatchCache]:
     """Each conversation's prompt (token lists of any lengths >= 1) in one pass.
-    -> the logits of each prompt's last token (B, V), and the batch's cache."""
+    -> the logits of each prompt's last token (B, V), and the batch's cache.
+    An empty prompt is a ValueError, as in `gpt.prefill` ("prompt 2 of 3 is empty: ...")."""
     ids, positions, valid = pad_left(prompts)
     B, n = ids.shape
     x = token_rows(gpt.params["wte"], ids) + position_rows(gpt.params["wpe"], positions)   # (B, n, d)

@@ -141,3 +141,25 @@ def load_metrics(path=None) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         raise CheckpointError(f"metrics file is corrupt: {path} ({e}). {REBUILD}") from e
+
+
+def metrics_path(weights=None) -> Path:
+    """metrics.json beside a checkpoint: the lesson's (None), a variant's by name, or beside the path given."""
+    return weights_path(weights).with_name(METRICS.name)
+
+
+def save_metrics(path, metrics: dict) -> None:
+    """metrics.json as training writes it: UTF-8, indent 2, keys in their order, a final newline."""
+    Path(path).write_text(json.dumps(metrics, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def update_metrics(path, key: str, value) -> dict:
+    """Set one key of a metrics.json, every other key and its place kept (a new key goes at the
+    end); -> the metrics written.
+
+        update_metrics(metrics_path("kv2"), "kv_cache_drift", {...})
+    """
+    metrics = load_metrics(path)
+    metrics[key] = value
+    save_metrics(path, metrics)
+    return metrics

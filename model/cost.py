@@ -11,6 +11,7 @@ d_kv = H_kv d_k is the width of one position's keys (d when H_kv = H).
     c(t)       = c_row + 2 L t d                 with the cache, token at position t
     t c(t)                                        without it: t rows, the t x t grid
     cache      = 2 L t d_kv numbers              K and V, every block, every position
+    quantized  = 2 L t d_kv bits / 8 + 2 L t H_kv scale_bytes   bytes, one scale per head and position
 
 Sharing keys and values shrinks Wk, Wv and the cache, not attention's
 multiplications: every query head still scores t keys and mixes t values.
@@ -24,6 +25,11 @@ def kv_width(cfg) -> int:
     """d_kv = H_kv d_k: the numbers of one position's keys (and of its values) in a block."""
     H = getattr(cfg, "n_heads", 1)
     return cfg.d_model * getattr(cfg, "n_kv_heads", H) // H
+
+
+def head_width(cfg) -> int:
+    """d_k = d / H: the numbers of one head's key (or value) at one position."""
+    return cfg.d_model // getattr(cfg, "n_heads", 1)
 
 
 def c_row(cfg) -> int:
@@ -106,10 +112,22 @@ def kv_cache_numbers(cfg, t: int) -> int:
     return 2 * cfg.n_layers * t * kv_width(cfg)
 
 
-def quantized_cache_bytes(cfg, t: int, bits: int, scale_bytes: int = 0, group: int = 1) -> float:
+def quantized_cache_bytes(cfg, t: int, bits: int, scale_bytes: int = 0, group: int | None = None) -> float:
     """Bytes of a cache that keeps each number in `bits` bits and one scale of `scale_bytes`
-    per `group` numbers: 2 L t d_kv (bits / 8 + scale_bytes / group)."""
+    per `group` numbers: 2 L t d_kv (bits / 8 + scale_bytes / group).
+
+    The default group is d_k = cfg.d_head: one scale per head and position, the vector of
+    d_k numbers model/quantize.py scales as one (QuantizedKVCache.nbytes is this, exactly).
+    The lesson's model, full window (t = 64, 16,384 numbers):
+
+        quantized_cache_bytes(cfg, 64, bits=64)                 # float64: 131,072
+        quantized_cache_bytes(cfg, 64, bits=16)                 # float16:  32,768
+        quantized_cache_bytes(cfg, 64, bits=8, scale_bytes=4)   # int8: 16,384 + 1,024 x 4 = 20,480
+        quantized_cache_bytes(cfg, 64, bits=4, scale_bytes=4)   # int4:  8,192 + 1,024 x 4 = 12,288
+
+    `group` must divide d_k (a scale never spans two heads or two positions)."""
     numbers = kv_cache_numbers(cfg, t)
+    group = head_width(cfg) if group is None else group
     return numbers * bits / 8 + numbers // group * scale_bytes
 
 

@@ -142,6 +142,17 @@ def is_position_error(exc: BaseException) -> bool:
     return tb.tb_frame.f_code is position_rows.__code__
 
 
+def no_empty_rows(n: int, what: str = "the prompt") -> None:
+    """ValueError if a pass would have no token at all: no last row, so no logits for the
+    next token (NumPy would fail inside the softmax with "zero-size array to reduction
+    operation maximum", and a batch would return logits read from its padding).
+
+        no_empty_rows(0, "prompt 2 of 3")   # ValueError: prompt 2 of 3 is empty: a pass needs ...
+    """
+    if n == 0:
+        raise ValueError(f"{what} is empty: a pass needs at least one token, whose logits predict the next")
+
+
 def token_rows(wte, ids):
     """E[ids] (n, d). A token id outside the vocabulary is a ValueError (NumPy would wrap
     a negative one around silently), so that the only IndexError is the position's."""
@@ -275,7 +286,9 @@ class MiniGPT:
         With one of t positions, the rows go at positions t+1..t+n and are appended
         to it; row i attends to the cache and to rows 0..i (a causal n x (t + n) mask).
         With return_weights also the last row's attention weights per block, (H, t + n) each.
+        No rows at all (n = 0) is a ValueError ("the prompt is empty: ..."), before anything is written.
         """
+        no_empty_rows(len(ids), "the prompt" if cache is None else "the list of rows to add")
         cache = KVCache.empty(self.config) if cache is None else cache
         x = self.embed(ids, start=len(cache))                           # (n, d); IndexError past n_ctx
         mask = causal_mask(len(ids), len(cache))                        # (n, t + n)

@@ -22,7 +22,13 @@ arrive, and cutting the cache (speculative decoding) is slicing. Attention
 always reads the dequantized numbers, the new row's included (what a real
 quantized cache does: it keeps nothing else).
 
-`nbytes` counts the arrays the cache really holds: codes and scales.
+`nbytes` counts the arrays the cache really holds: codes and scales; it equals
+model.cost.quantized_cache_bytes(cfg, t, *SIZES[fmt]).
+
+What the cache changes, measured: `logit_drift` (one text, every position),
+`drift_over_windows` and `drift_summary` (many texts: a distribution, not a bound;
+`python -m model.drift` writes it into each checkpoint's metrics.json) and
+`first_departure` (where the sampled text first differs).
 """
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ import numpy as np
 from .config import CACHE_FORMATS
 
 FORMATS = CACHE_FORMATS
+SIZES = {"float64": (64, 0), "float16": (16, 0), "int8": (8, 4), "int4": (4, 4)}   # bits a number, bytes a scale
 QMAX = {"int8": 127, "int4": 7}          # symmetric: -qmax .. qmax
 INT4_OFFSET = 8                          # a code c in -7..7 is kept as the nibble c + 8
 
@@ -182,3 +189,22 @@ def first_departure(gpt, prompt: str, n_new: int, fmt: str, seed: int = 0, top_p
     quant = generate(gpt, prompt, n_new, seed, temperature, top_p=top_p,
                      cache=QuantizedKVCache.empty(gpt.config, fmt))
     return next((i + 1 for i, (a, b) in enumerate(zip(exact, quant)) if a != b), None)
+
+
+def drift_over_windows(gpt, windows, fmt: str, n_prompt: int = 2) -> np.ndarray:
+    """The largest |logit drift| of each text, over all its positions (`logit_drift`: the
+    quantized cache is read by every later step and block): windows (N, T) token ids -> (N,).
+
+        worst = drift_over_windows(gpt, held_out_windows, "int8")   # one number per window
+    """
+    return np.array([logit_drift(gpt, list(w), fmt, n_prompt).max() for w in windows])
+
+
+def drift_summary(worst, digits: int = 4) -> dict:
+    """Per-window largest drifts (N,) -> their distribution: median, 90th percentile (linear
+    interpolation between windows), max, the window where the max is (0-based) and N.
+    Rounded to `digits` significant digits."""
+    worst = np.asarray(worst, dtype=np.float64)
+    sig = lambda x: float(f"{x:.{digits}g}")
+    return {"median": sig(np.median(worst)), "p90": sig(np.percentile(worst, 90)), "max": sig(worst.max()),
+            "max_window": int(np.argmax(worst)), "windows": int(len(worst))}

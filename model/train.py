@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
 import platform
 import sys
@@ -21,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import METRICS, TOKENIZER, WEIGHTS, CheckpointError, load_tokenizer, save_weights, stored_precision
+from .checkpoint import (METRICS, TOKENIZER, WEIGHTS, CheckpointError, load_tokenizer, save_metrics, save_weights,
+                         stored_precision)
 from .config import Config
 from .gpt import MiniGPT, init_params
 from .threads import one_blas_thread
@@ -351,8 +351,7 @@ def write_checkpoint(out_dir: Path, params, cfg: Config, tok: Tokenizer, metrics
     if with_tokenizer:
         tok.save(out_dir / TOKENIZER.name)
     save_weights(out_dir / WEIGHTS.name, params, cfg)
-    (out_dir / METRICS.name).write_text(json.dumps(metrics, ensure_ascii=False, indent=2) + "\n",
-                                        encoding="utf-8")
+    save_metrics(out_dir / METRICS.name, metrics)
     log(f"wrote {', '.join(str(p) for p in sorted(out_dir.iterdir()) if p.is_file())}")
 
 

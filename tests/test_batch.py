@@ -68,3 +68,20 @@ def test_empty_batch_cache_shapes(gpt):
     assert len(cache) == 0 and cache.k[0].shape == (3, 4, 0, 16)
     _, cache = prefill_batch(gpt, [[1, 2], [3]])
     assert cache.k[1].shape == (2, 4, 2, 16) and cache.nbytes == 2 * 2 * 2 * 4 * 2 * 16 * 8
+
+
+def test_an_empty_prompt_is_refused_as_in_the_single_path(gpt):
+    """No token, no last row: the single path and the batch refuse it with the same words,
+    before anything is computed (the batch used to return logits read from padding)."""
+    with pytest.raises(ValueError, match="^the prompt is empty: a pass needs at least one token"):
+        gpt.prefill([])
+    _, cache = gpt.prefill([1, 2])
+    with pytest.raises(ValueError, match="^the list of rows to add is empty"):
+        gpt.prefill([], cache)
+    assert len(cache) == 2
+    with pytest.raises(ValueError, match="^prompt 2 of 3 is empty: a pass needs at least one token"):
+        prefill_batch(gpt, [[1, 2], [], [3]])
+    with pytest.raises(ValueError, match="^the batch is empty"):
+        prefill_batch(gpt, [])
+    with pytest.raises(ValueError, match="^prompt 1 of 2 is empty"):
+        generate_batch(gpt, ["", "La Nela"], 3, seeds=[0, 1])

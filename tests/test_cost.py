@@ -104,7 +104,36 @@ def test_quantized_cache_bytes_are_the_arrays_it_holds(fmt, bits, scale_bytes, n
     cache = QuantizedKVCache.empty(CFG, fmt)
     MiniGPT.random(CFG).llenar(list(range(64)), cache)
     assert cache.nbytes == cost.quantized_cache_bytes(CFG, 64, bits, scale_bytes, group=16) == nbytes
+    assert cache.nbytes == cost.quantized_cache_bytes(CFG, 64, bits, scale_bytes) == nbytes   # the default group
     assert cache.n_numbers == 16_384
+
+
+def test_the_default_group_is_one_scale_per_head_and_position():
+    """The int8 cache of the lesson's model at t = 64: 16,384 one-byte codes and 2 x 2 x 64 x 4
+    = 1,024 float32 scales, 20,480 B; one scale per number would be 81,920 B."""
+    assert cost.quantized_cache_bytes(CFG, 64, bits=8, scale_bytes=4) == 16_384 + 1_024 * 4 == 20_480
+    assert cost.quantized_cache_bytes(CFG, 64, bits=8, scale_bytes=4, group=1) == 81_920
+    assert cost.quantized_cache_bytes(CFG, 64, bits=4, scale_bytes=4) == 12_288
+    assert cost.quantized_cache_bytes(CFG, 64, bits=16) == 32_768 and cost.head_width(CFG) == CFG.d_head == 16
+
+
+@pytest.mark.parametrize("n_kv", [4, 2, 1], ids=["lesson", "kv2", "kv1"])
+def test_the_formula_is_the_quantized_cache_bytes_at_every_length(n_kv):
+    """For every format and several lengths t, the formula (default group) equals the bytes of
+    the arrays a QuantizedKVCache holds, for the lesson's model and the shared-head ones."""
+    from model.quantize import FORMATS, SIZES, QuantizedKVCache
+    cfg = Config(n_kv_heads=n_kv)
+    gpt = MiniGPT.random(cfg, seed=n_kv)
+    assert set(SIZES) == set(FORMATS)
+    for fmt in FORMATS:
+        cache = QuantizedKVCache.empty(cfg, fmt)
+        assert cache.nbytes == cost.quantized_cache_bytes(cfg, 0, *SIZES[fmt]) == 0
+        gpt.llenar(list(range(5)), cache)
+        for t in (5, 6, 17, 33, 64):
+            while len(cache) < t:
+                gpt.avanzar(len(cache), cache)
+            assert cache.nbytes == cost.quantized_cache_bytes(cfg, t, *SIZES[fmt]), (fmt, t)
+            assert cache.n_numbers == cost.kv_cache_numbers(cfg, t)
 
 
 # -- speculative decoding: the chapter's table ----------------------------------------------

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from model import generate
-from model.quantize import (FORMATS, QuantizedKVCache, first_departure, logit_drift, pack_int4,
-                            quantize, round_trip, unpack_int4)
+from model.quantize import (FORMATS, QuantizedKVCache, drift_over_windows, drift_summary, first_departure,
+                            logit_drift, pack_int4, quantize, round_trip, unpack_int4)
 
 # The largest round-trip error of one number x of a vector (one head, one position):
 #   float16: round to nearest with 11 significant bits: 2^-11 |x| (2^-25 below 2^-14)
@@ -136,3 +136,18 @@ def test_unknown_format_and_odd_heads_are_refused():
         QuantizedKVCache.empty(Config(), "int3")
     with pytest.raises(ValueError, match="d_k = 3 must be even"):
         QuantizedKVCache.empty(Config(d_model=12, n_heads=4), "int4")
+
+
+def test_drift_over_windows_is_each_windows_largest_drift(gpt, text):
+    windows = np.array([text, list(range(0, 512, 8))])                  # (2, 64)
+    worst = drift_over_windows(gpt, windows, "int8")
+    assert worst.shape == (2,)
+    assert worst[0] == logit_drift(gpt, text, "int8").max()
+    assert worst[1] == logit_drift(gpt, list(range(0, 512, 8)), "int8").max()
+    assert (drift_over_windows(gpt, windows, "float64") == 0).all()
+
+
+def test_drift_summary_is_the_distribution_over_windows():
+    s = drift_summary([0.3, 0.1, 1.0, 0.2, 0.4])
+    assert s == {"median": 0.3, "p90": 0.76, "max": 1.0, "max_window": 2, "windows": 5}   # 0.4 + 0.6 (1.0 - 0.4)
+    assert drift_summary([0.123456789])["max"] == 0.1235                                    # 4 significant digits
