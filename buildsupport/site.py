@@ -214,7 +214,7 @@ def shell_fills() -> dict[str, str]:
     (app/i18n); the noscript note in every language (without scripts, no other language is shown)."""
     from app.i18n import DEFAULT_LANG, LANGS, shell_text
     texts = shell_text()
-    fills = {"{{%s}}" % key: html.escape(text) for key, text in texts[DEFAULT_LANG].items()}
+    fills = {f"{{{{{key}}}}}": html.escape(text) for key, text in texts[DEFAULT_LANG].items()}
     notes = {}
     for lang in LANGS:
         notes.setdefault(texts[lang]["shell_noscript"], lang)

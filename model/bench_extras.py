@@ -36,7 +36,7 @@ def batch_table(gpt, positions, batches=BATCHES, **kw) -> list[dict]:
         for B in batches:
             _, cache = prefill_batch(gpt, [x[:t - 1] for x in texts[:B]])
             tokens = [x[t - 1] for x in texts[:B]]
-            s = time_per_call(lambda: step_batch(gpt, tokens, cache.copy()), **kw)
+            s = time_per_call(lambda tokens=tokens, cache=cache: step_batch(gpt, tokens, cache.copy()), **kw)
             rows.append({"t": t, "B": B, "step_s": s, "per_conversation_s": s / B, "alone_s": one})
     return rows
 

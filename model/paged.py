@@ -368,7 +368,7 @@ def main(argv=None) -> int:
           f"{'mean unused positions':>21}")
     for bs in (1, 4, 8, 16, 64):
         snaps, _ = run_scenario(gpt, block_size=bs, n_blocks=5 * 64 // bs + 5)
-        peak = lambda key: max(s["memory"][key] for s in snaps) / 1024
+        peak = lambda key, snaps=snaps: max(s["memory"][key] for s in snaps) / 1024
         unused = np.mean([s["memory"]["fragmentation_positions"] for s in snaps])
         print(f"{bs:>5} {peak('reserved'):>11.0f} K {peak('paged'):>8.0f} K {peak('shared'):>9.0f} K "
               f"{peak('exact'):>8.0f} K {unused:>21.1f}")

@@ -504,7 +504,7 @@ def measure_step_seconds(gpt, occupancies=range(1, 9), position: int = 32, min_s
     out = {}
     for B in occupancies:
         _, cache = prefill_batch(gpt, [list(range(1, position))] * B)
-        out[B] = time_per_call(lambda: step_batch(gpt, [1] * B, cache.copy()), min_seconds=min_seconds)
+        out[B] = time_per_call(lambda B=B, cache=cache: step_batch(gpt, [1] * B, cache.copy()), min_seconds=min_seconds)
     return out
 
 

@@ -122,10 +122,10 @@ def compare_over(fa, fb, args, min_seconds: float = 0.002) -> tuple[Comparison, 
     Returns the comparison and fa's results."""
     a, b, results = [], [], []
     for x in args:
-        result, seconds = timed(lambda: fa(x), min_seconds)
+        result, seconds = timed(lambda x=x: fa(x), min_seconds)
         results.append(result)
         a.append(seconds)
-        b.append(timed(lambda: fb(x), min_seconds)[1])
+        b.append(timed(lambda x=x: fb(x), min_seconds)[1])
     return comparison(a, b), results
 
 def window_ids(gpt, prompt: str = "La Nela", seed: int = 0, top_p: float = 0.9) -> list[int]:

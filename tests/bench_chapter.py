@@ -48,7 +48,7 @@ def run(corpus: str | None) -> None:
     line("scheduler.compare: the chapter's 64 requests, both policies", best(lambda: scheduler.compare(lengths, 8, arrivals))[1])
     reqs = scheduler.window_requests(gpt.tokenizer)
     for p in scheduler.POLICIES:
-        line(f"scheduler.serve: 16 window requests, 4 slots, {p}", best(lambda: scheduler.serve(gpt, reqs, 4, p), 2)[1])
+        line(f"scheduler.serve: 16 window requests, 4 slots, {p}", best(lambda p=p: scheduler.serve(gpt, reqs, 4, p), 2)[1])
     ids = generate(gpt, "La Nela", 62, seed=0)
 
     def window(cache):
@@ -60,7 +60,7 @@ def run(corpus: str | None) -> None:
          best(lambda: window(paged.PagedKVCache(paged.BlockPool(gpt.config, 64, 8))))[1])
     line("paged.run_scenario (blocks of 4, 18 steps)", best(lambda: paged.run_scenario(gpt, 4), 2)[1])
     for s in ("int8-row", "nf4"):
-        line(f"wquant.quantized_model(gpt, {s!r})", best(lambda: wquant.quantized_model(gpt, s))[1])
+        line(f"wquant.quantized_model(gpt, {s!r})", best(lambda s=s: wquant.quantized_model(gpt, s))[1])
     prompts = [gpt.tokenizer.encode(p) for p in scheduler.PROMPTS[:4]]
     texts, t = best(lambda: wquant.greedy_texts(gpt, prompts, 40), 2)
     line("wquant.greedy_texts: 4 prompts x 40 tokens", t)

@@ -25,7 +25,7 @@ def test_held_out_windows_are_the_held_out_tokens_in_order(gpt, corpus_text):
 def test_committed_drift_is_a_distribution_over_the_held_out_windows(name):
     drift = load_metrics(metrics_path(CHECKPOINTS[name]))[KEY]
     assert list(drift) == list(FORMATS)
-    for fmt, m in drift.items():
+    for m in drift.values():
         assert m["windows"] == 98 and m["positions"] == 64 and "held-out" in m["text"]
         assert 0 < m["median"] <= m["p90"] <= m["max"]
         assert len(m["first_departure"]["positions"]) == len(m["first_departure"]["seeds"]) == 10

@@ -144,7 +144,7 @@ def test_the_scenario_step_by_step(gpt, bs):
         assert texts[e.name] == generate(gpt, e.prompt, e.n_new, seed=e.seed)
     for s in snaps:
         holders = {}
-        for name, table in s["tables"].items():
+        for table in s["tables"].values():
             for b in table:
                 holders[b] = holders.get(b, 0) + 1
         assert all(blk["refs"] == holders.get(blk["block"], 0) for blk in s["blocks"])

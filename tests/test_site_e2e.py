@@ -59,7 +59,7 @@ def test_lazy_modules_load_on_first_import(site, browser):
     lazy = json.loads(next((site / "assets").glob("lazy-modules.*.json")).read_text())
     archives = [a["url"] for a in lazy["archives"]]
     pick = {}
-    for name, (n, rel, is_pkg) in lazy["modules"].items():
+    for name, (n, _rel, is_pkg) in lazy["modules"].items():
         if name.count(".") == 1 and is_pkg:
             pick.setdefault(archives[n].rsplit("/", 1)[-1], name)
     wanted = [pick[k] for k in sorted(pick) if k.startswith(("numpy-", "python_stdlib-"))]
