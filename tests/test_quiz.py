@@ -220,3 +220,26 @@ def test_challenge_code_when_value_and_value_input_change_together():
     quiz.editor.param.update(value=code, value_input=code)       # as the browser sends them on blur
     quiz.check()
     assert "ValueError" in quiz.result.object
+
+
+@pytest.mark.parametrize("kv, fmt", [(1, "float64"), (2, "int8"), (4, "int4"), (1, "int4")])
+def test_the_quiz_is_about_the_lesson_whatever_the_smaller_cache(kv, fmt):
+    """Issue 19: another checkpoint or cache format chosen in "A smaller cache" leaves the quiz on the
+    lesson's model and float64 cache (4 K/V heads, 2·2·64·64 = 16,384 numbers at 8 bytes, a proof
+    of rounding), its intro says so, and the challenge reads the lesson model's attention."""
+    lesson_view, view = create_view("?lang=en&t=40"), create_view(f"?lang=en&t=40&kv_heads={kv}&precision={fmt}")
+    assert (view.ex.cfg.n_kv_heads, view.ex.fmt) == (kv, fmt) and view.ex.ids == lesson_view.ex.ids
+    n, lesson = numbers(view.ex), numbers(lesson_view.ex)
+    assert n.keys() == lesson.keys() and all(n[k] == lesson[k] for k in n if k != "proof")
+    assert (n["L"], n["d"], n["numbers"], n["bytes"]) == (2, 64, 16_384, 8) and n["c"] == 131_072 + 256 * 40
+    assert n["proof"] < 1e-12 and n["proof"] == view.ex.proof_now(view.ex.lesson_gpt)
+    q = shown(view)
+    memory = q["memory"]["answers"]["tokens"]
+    assert "(L = 2, d = 64)" in memory and "16,384, 128\u00a0KiB at 8 bytes per number" in memory
+    assert "a single digit" in q["fixed"]["answers"]["mask"]
+    quiz = next(s for s in view.sections if s.key == "quiz")
+    assert "lesson&#x27;s mini-GPT: its 4 K/V heads and its cache in float64, at 8 bytes" in quiz.intro.object
+    got, want = quiz.case(), lesson_view.ex.gpt.attention_at(view.ex.ids, 0, 0)
+    assert all((a == b).all() for a, b in zip(got, want))
+    view.session.settings.kv_heads, view.session.settings.precision = 4, "float64"     # back to the lesson's
+    assert "float64" not in quiz.intro.object and "mini-GPT" not in quiz.intro.object

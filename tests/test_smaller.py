@@ -66,3 +66,50 @@ def test_nothing_of_it_is_loaded_before_the_reader_asks():
             "print(sorted(checkpoints._loaded))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.splitlines() == ["[]", "['lesson']"]
+
+
+@pytest.mark.parametrize("fmt", ["float16", "int8", "int4"])
+def test_the_page_drifts_as_model_quantize_says(fmt):
+    """The page's cache is a real cache of the format (issue 19): filled by llenar and appended to by
+    every step, so the drift it shows at each position is model.quantize.logit_drift's for the same
+    text, model and format, to the last bit, a stretch without the cache in between included."""
+    from model import generate
+    from model.gpt import kv_difference
+    from model.quantize import QuantizedKVCache, logit_drift
+    v = create_view(f"?lang=en&precision={fmt}")
+    ex = v.ex
+    while ex.t < 30:
+        v.controls.do("step")
+    assert ex.ids == generate(ex.gpt, "La Nela", 28, seed=0, top_p=0.9, cache=QuantizedKVCache.empty(ex.cfg, fmt))
+    v.controls.do("toggle")
+    while ex.t < 35:                                    # without the cache: the full pass picks, the cache still fills
+        v.controls.do("step")
+    v.controls.do("toggle")
+    while ex.t < 40:
+        v.controls.do("step")
+    drift = logit_drift(ex.gpt, ex.ids, fmt, ex.n_prompt)
+    assert sorted(ex.drift) == list(range(3, 31)) + list(range(36, 41))
+    assert all(ex.drift[p] == drift[p - 1] for p in ex.drift)
+    _, same = ex.gpt.llenar(ex.ids[:ex.n_prompt], QuantizedKVCache.empty(ex.cfg, fmt))
+    for token in ex.ids[ex.n_prompt:]:
+        ex.gpt.step(token, same)
+    assert isinstance(ex.cache, QuantizedKVCache) and kv_difference(ex.cache, same) == 0.0
+    assert kv_difference(ex.cache64, ex.gpt.llenar(ex.ids)[1]) < 1e-12            # the float64 twin
+
+
+def test_switching_at_40_fills_the_format_in_one_pass():
+    """Another checkpoint and format at 40: the text so far read again into a cache of that format (the
+    page used to quantize a float64 cache after the fact: 0.016 away in int8, 0.36 in int4), and each
+    step's drift is logit_drift's with those 40 tokens as the prompt."""
+    from model.gpt import kv_difference
+    from model.quantize import QuantizedKVCache, logit_drift
+    v = create_view("?lang=en&t=40")
+    v.session.settings.kv_heads = 2
+    v.session.settings.precision = "int4"
+    ex = v.ex
+    _, filled = ex.gpt.llenar(ex.ids, QuantizedKVCache.empty(ex.cfg, "int4"))
+    assert ex.cfg.n_kv_heads == 2 and ex.switched_at == 40 and kv_difference(ex.cache, filled) == 0.0
+    while ex.t < 48:
+        v.controls.do("step")
+    drift = logit_drift(ex.gpt, ex.ids, "int4", n_prompt=40)
+    assert sorted(ex.drift) == list(range(41, 49)) and all(ex.drift[p] == drift[p - 1] for p in ex.drift)

@@ -40,4 +40,11 @@ def test_switch_at_40_then_on_to_65(browser, app_url):
     err.wait_for()
     assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
     assert err.get_attribute("data-lesson") == "true"
+    # the quiz stays on the lesson's model and float64 cache (issue 19), and says so
+    open_card(page, "Comprueba tu intuición: cinco preguntas y un reto")
+    page.locator("[data-testid=quiz-intro]", has_text="sus 4 cabezas K/V y su caché en float64").wait_for()
+    page.get_by_role("radio", name="2·L·t·d números: crece con cada token que se añade al texto").check()
+    page.locator("[data-testid=quiz-memory]").wait_for()
+    memory = text_of(page, "quiz-memory").replace("\u202f", " ").replace("\u00a0", " ")
+    assert "(L = 2, d = 64)" in memory and "16 384, 128 KiB a 8 bytes por número" in memory, memory
     assert errors(page) == []

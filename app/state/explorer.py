@@ -63,8 +63,11 @@ class Explorer:
     reader's seed, top-p and mode from `settings` (app/state/settings.py).
 
     The cache keeps its numbers in `fmt` (the lesson's float64, or fewer bits: model/quantize.py).
-    With fewer bits a float64 twin of it (`cache64`) takes the same tokens, so every cached step
-    also says how far the logits drifted (`drift`)."""
+    With fewer bits it is a real cache of that format (a QuantizedKVCache): llenar fills it and
+    every step appends to it, each block reading the numbers as the format keeps them, as
+    model.quantize.logit_drift and generate(..., cache=QuantizedKVCache.empty(...)) do. A float64
+    twin of it (`cache64`) takes the same tokens, so every cached step also says how far the
+    logits drifted (`drift`)."""
 
     temperature = 1.0
 
@@ -72,6 +75,7 @@ class Explorer:
         self.prompt = prompt
         self.settings = settings or Settings(n_ctx=gpt.config.n_ctx, n_prompt=len(gpt.tokenizer.encode(prompt)))
         self.fmt = FLOAT64
+        self.lesson_gpt = gpt            # the model the page began with: the lesson's (app/sections/quiz)
         self.use_model(gpt)
         self.reset()
 
@@ -84,40 +88,41 @@ class Explorer:
         self.kv_scale = self._kv_scale()
         self._baseline = None
 
-    def switch_model(self, gpt) -> None:
-        """Another checkpoint from here on: the text so far stays; the new model reads it again in one
-        pass (llenar), and that fills its own cache."""
+    def switch_model(self, gpt, fmt: str | None = None) -> None:
+        """Another checkpoint from here on (and another format, if given): the text so far stays; the
+        new model reads it again in one pass (llenar), and that fills its own cache."""
         self.use_model(gpt)
+        self.fmt = fmt or self.fmt
         self.refill()
         self.mark_switch()
 
     def set_format(self, fmt: str) -> None:
-        """Store the cache's numbers in `fmt` from here on (the ones kept so far are converted)."""
+        """Store the cache's numbers in `fmt` from here on: the text so far is read again in one pass
+        (llenar) into a cache of that format, as a real cache of it would be filled."""
         self.fmt = fmt
-        self.cache = self.in_format(self.cache64)
-        self.drift = {}
+        self.refill()
         self.mark_switch()
 
     def mark_switch(self) -> None:
         """Past the prompt, the text so far was written another way: `departure` has nothing to say."""
         self.switched_at = self.t if self.t > self.n_prompt else None
 
-    def in_format(self, cache):
-        """A float64 cache as the current format keeps it."""
-        if self.fmt == FLOAT64:
-            return cache
+    def empty_cache(self):
+        """A cache of the current format with nothing in it (model/quantize.py for fewer bits)."""
         from model.quantize import QuantizedKVCache         # only once a reader asks for fewer bits
-        stored = QuantizedKVCache.empty(self.cfg, self.fmt)
-        for l in range(self.cfg.n_layers):
-            stored.append(l, cache.k[l], cache.v[l])
-        return stored
+        return QuantizedKVCache.empty(self.cfg, self.fmt)
 
     def refill(self) -> None:
         """The text so far in one pass (llenar): the caches, the next token's logits, what the last
-        query read."""
+        query read. With fewer bits the pass fills a cache of that format (each block reads the
+        numbers as the format keeps them) and a float64 twin of it; the selected mode's pass gives the
+        next token's logits and the reads (the full pass, without the cache, is the float64 one)."""
         logits, self.cache64, self.reads = self.gpt.prefill(self.ids, return_weights=True)
-        self.cache = self.in_format(self.cache64)
-        self.next_logits = logits[-1]                        # (V,) the next token's logits
+        self.cache, self.next_logits = self.cache64, logits[-1]          # (V,) the next token's logits
+        if self.fmt != FLOAT64:
+            quantized, self.cache, reads = self.gpt.prefill(self.ids, self.empty_cache(), return_weights=True)
+            if self.mode == CACHE:
+                self.next_logits, self.reads = quantized[-1], reads
         self.measures: dict[int, Measure] = {}
         self.drift: dict[int, float] = {}
         self.error: StepError | None = None
@@ -213,6 +218,7 @@ class Explorer:
             logits, cache, reads = ways[self.mode]()
             check = ways[other]() if measure else None
             twin = self.twin_step(token, logits if self.mode == CACHE else None)
+            kept = self.kept(cache, check, twin, with_cache)
         except Exception as e:                 # the model's own error, kept for the reader to see
             self.rng.bit_generator.state = rng_state
             lesson = is_position_error(e)
@@ -220,14 +226,15 @@ class Explorer:
             return False
         previous = self.cache64
         self.ids, self.next_logits, self.reads = ids, logits, reads
-        self.keep(cache, twin)
+        self.cache, self.cache64 = kept
         self.error = None
         self.measures[self.t] = Measure() if check is None else self.compared(previous, logits, cache, check)
         return True
 
     def twin_step(self, token: int, logits):
         """With fewer bits: the float64 twin takes the same token; its logits against the cached
-        step's are the drift. None with the lesson's float64 cache (the cache is its own twin)."""
+        step's are the drift (as model.quantize.logit_drift measures it: the same two caches, the
+        same steps). None with the lesson's float64 cache (the cache is its own twin)."""
         if self.fmt == FLOAT64:
             return None
         grown = self.cache64.copy()
@@ -236,13 +243,18 @@ class Explorer:
             self.drift[len(self.ids) + 1] = float(np.abs(logits - exact).max())
         return grown
 
-    def keep(self, cache, twin) -> None:
-        """The caches after a step: the cached step's (in the format) and the float64 twin's, or the
-        full pass's K and V (float64: the twin), kept in the format too."""
-        if self.mode == FULL:
-            self.cache64, self.cache = cache, self.in_format(cache)
-        else:
-            self.cache, self.cache64 = cache, cache if twin is None else twin
+    def kept(self, cache, check, twin, with_cache) -> tuple:
+        """The caches after a step: (the cache in the format, its float64 twin).
+
+        The lesson's float64 cache is its own twin: the cached step's, or the full pass's K and V.
+        With fewer bits the cache is always the one the cached step appended to (a real cache of
+        that format: without the cache, that step is the other way's, computed here if it was not
+        measured), and the twin the float64 cache that took the same tokens."""
+        if self.fmt == FLOAT64:
+            return cache, cache
+        if self.mode == CACHE:
+            return cache, twin
+        return (check if check is not None else with_cache())[1], twin
 
     def compared(self, previous, logits, cache, check) -> Measure:
         """The proof of a step computed both ways: the logits' largest difference, and the keys and
@@ -272,11 +284,13 @@ class Explorer:
             h.update(name.encode() + b"\0" + np.ascontiguousarray(self.gpt.params[name]).tobytes())
         return h.hexdigest()[:16]
 
-    def proof_now(self) -> float:
-        """Largest |cached - full| of the logits at the current position, computed afresh:
-        the prompt minus its last token through llenar, that token through avanzar."""
-        _, cache = self.gpt.llenar(self.ids[:-1])
-        return float(np.abs(self.gpt.avanzar(self.ids[-1], cache) - self.gpt.forward(self.ids)[-1]).max())
+    def proof_now(self, gpt=None) -> float:
+        """Largest |cached - full| of the logits at the current position, computed afresh with a
+        float64 cache: the text minus its last token through llenar, that token through avanzar.
+        `gpt`: another model on the same text (the lesson's, for the quiz); the current one if None."""
+        gpt = gpt or self.gpt
+        _, cache = gpt.llenar(self.ids[:-1])
+        return float(np.abs(gpt.avanzar(self.ids[-1], cache) - gpt.forward(self.ids)[-1]).max())
 
     def advance_to(self, t: int) -> None:
         """Step without measuring up to position t (for a URL's t), measuring the last one."""

@@ -69,8 +69,8 @@ class Session(param.Parameterized):
         name = KV_HEADS_CHECKPOINTS[self.settings.kv_heads]
         gpt = checkpoints.load(name)
         if gpt is not self.ex.gpt:
-            self.ex.switch_model(gpt)
-        if self.settings.precision != self.ex.fmt:
+            self.ex.switch_model(gpt, self.settings.precision)     # one pass fills the new cache
+        elif self.settings.precision != self.ex.fmt:
             self.ex.set_format(self.settings.precision)
         with self.dispatch():
             self.model += 1

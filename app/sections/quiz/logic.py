@@ -3,13 +3,21 @@
 Each question is an id, its options (ids too) and the right one; the texts
 live in app/i18n, under the keys QUESTION_KEY, OPTION_KEY and WHY_KEY name. Every number
 in a question, an option or an explanation is a field filled by `values()`:
-from the live model's Config and measurements, or from model/cost.py (the
+from the lesson's model's Config and measurements, or from model/cost.py (the
 lesson's 7B). Options are shown in an order drawn from the reader's seed
 (`order(seed)`), so the right one is not always in the same place.
+
+The quiz is about the lesson: its model (the one the page began with, 4 key/value heads) and
+its float64 cache, whatever the reader chose in "A smaller cache" (another checkpoint, fewer
+bits). Only the text and the position are the reader's; the proof is the lesson model's on
+that text (`lesson_proof`), and the intro says so while the reader's choice differs
+(`not_the_lessons`).
 """
 from __future__ import annotations
 
 import random
+
+import numpy as np
 
 from model import cost
 
@@ -57,24 +65,51 @@ def order(seed: int) -> dict[str, tuple[str, ...]]:
     return shown
 
 
+FLOAT64 = "float64"                   # the lesson's cache (model/config.py CACHE_FORMATS[0])
+LESSON_BYTES = np.dtype(FLOAT64).itemsize      # 8 bytes a cached number
+_proofs: dict[tuple, tuple] = {}      # (model, text) -> (model, proof): the lesson model's, computed once
+
+
+def not_the_lessons(explorer) -> bool:
+    """The reader's figure runs another model or cache format than the lesson's."""
+    return explorer.gpt is not explorer.lesson_gpt or explorer.fmt != FLOAT64
+
+
+def lesson_proof(explorer) -> float:
+    """Largest |cached - full| of the lesson model's logits, with its float64 cache, at the current
+    position of the reader's text: the figure's own proof when it runs the lesson's model and cache
+    (measured at this step), else computed here once for this text."""
+    gpt = explorer.lesson_gpt
+    if not not_the_lessons(explorer) and explorer.clock().proof is not None:
+        return explorer.clock().proof
+    key = (id(gpt), tuple(explorer.ids))
+    known = _proofs.get(key)
+    if known is None or known[0] is not gpt:
+        if len(_proofs) >= 256:
+            _proofs.clear()
+        known = _proofs[key] = (gpt, explorer.proof_now(gpt))
+    return known[1]
+
+
 def numbers(explorer) -> dict:
-    """The page's own numbers: the current position, the full window, the lesson's 7B."""
-    cfg, gpt = explorer.cfg, explorer.gpt
+    """The page's own numbers for the lesson's model and float64 cache: the current position, the
+    full window, the lesson's 7B."""
+    gpt = explorer.lesson_gpt
+    cfg = gpt.config
     t, T = explorer.t, cfg.n_ctx
     seven, (small, large) = cost.LESSON_7B, cost.LESSON_7B_CONTEXTS
-    proof = explorer.clock().proof                       # measured at this step, or measured now
     return {
         "t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
         "T": T, "total_c": cost.total_cached(cfg, T), "total_tc": cost.total_uncached(cfg, T),
         "total_ratio": cost.total_ratio(cfg, T), "half": cost.matrices_only_ratio(T),
         "third": cost.attention_only_ratio(T), "equal": cost.attention_equals_matrices_at(cfg),
         "sum_t": T * (T + 1) // 2, "L": cfg.n_layers, "d": cfg.d_model,
-        "numbers": cost.kv_cache_numbers(cfg, T), "bytes": next(iter(gpt.params.values())).itemsize,
+        "numbers": cost.kv_cache_numbers(cfg, T), "bytes": LESSON_BYTES,
         "b7_params": seven.n_params, "b7_L": seven.n_layers, "b7_d": seven.d_model,
         "b7_numbers": cost.cache_numbers(seven.n_layers, seven.d_model, 1), "b7_bytes": cost.LESSON_7B_BYTES,
         "b7_ctx_small": small, "b7_ctx_large": large,
         "b7_weights": cost.weight_bytes(seven.n_params, 8 * cost.LESSON_7B_BYTES),
-        "proof": proof if proof is not None else explorer.proof_now(),
+        "proof": lesson_proof(explorer),
     }
 
 

@@ -40,7 +40,7 @@ class QuizSection(Section):
         self.challenge_intro = self.pane()
         self.block = pn.widgets.Select(options={"1": 0, "2": 1}, value=0, width=110)
         self.head = pn.widgets.Select(options={str(h + 1): h for h in range(4)}, value=0, width=110)
-        self.editor = code_editor(challenge.template(self.lang, self.ex.cfg.d_head), 230)
+        self.editor = code_editor(challenge.template(self.lang, self.ex.lesson_gpt.config.d_head), 230)
         self.check_button = pn.widgets.Button(color="primary", width=180)
         self.solution_button = pn.widgets.Button(color="light", width=180)
         self.result = self.pane()
@@ -54,10 +54,11 @@ class QuizSection(Section):
                     pn.FlexBox(self.check_button, self.solution_button, gap="10px"), self.result]
         self.card.objects = objects
         self.session.settings.param.watch(lambda _e: self.label(), "seed")   # the options' order
+        self.session.param.watch(lambda _e: self.label_intro(), "model")     # whose numbers the answers are
         self.view.sandbox.warm()
 
     def label(self):
-        self.intro.object = f"<p>{esc(self.t('quiz_intro'))}</p>"
+        self.label_intro()
         values, shown = quiz.values(self.ex, self.lang), quiz.order(self.ex.settings.seed)
         for i, (qid, question, choice, feedback) in enumerate(self.items):
             question.object = f"<h3>{i + 1}. {esc(self.t(quiz.QUESTION_KEY[qid], **values))}</h3>"
@@ -71,13 +72,22 @@ class QuizSection(Section):
         self.block.name = self.t("challenge_block")
         self.head.name = self.t("challenge_head")
         self.editor.name = self.t("challenge_code")
-        dk = self.ex.cfg.d_head
+        dk = self.ex.lesson_gpt.config.d_head
         if self.code.code in [challenge.template(lang, dk) for lang in challenge.TEMPLATE]:
             self.editor.value = challenge.template(self.lang, dk)    # not edited: follow the language
         elif self.code.code in challenge.SOLUTION.values():
             self.editor.value = challenge.SOLUTION.get(self.lang, challenge.SOLUTION["es"])
         self.check_button.name = self.t("challenge_check")
         self.solution_button.name = self.t("challenge_solution")
+
+    def label_intro(self):
+        """The intro; while the figure runs another model or cache format than the lesson's, it says
+        that the answers are about the lesson's."""
+        intro = self.t("quiz_intro")
+        if quiz.not_the_lessons(self.ex):
+            intro += " " + self.t("quiz_lesson_note", H=self.ex.lesson_gpt.config.n_kv_heads, fmt=quiz.FLOAT64,
+                                  bytes=quiz.LESSON_BYTES, section=self.t("small_title"))
+        self.intro.object = f"<p data-testid='quiz-intro'>{esc(intro)}</p>"
 
     def answer(self, qid: str, values: dict | None = None):
         _, _, choice, feedback = next(item for item in self.items if item[0] == qid)
@@ -92,8 +102,10 @@ class QuizSection(Section):
                            f"{esc(self.t(quiz.WHY_KEY[qid], **values))}</div>")
 
     def case(self):
+        """The lesson model's own attention on the reader's text (the quiz is about the lesson: not the
+        checkpoint or the cache format chosen in "A smaller cache")."""
         ex = self.ex
-        return ex.gpt.attention_at(ex.ids, self.block.value, self.head.value)
+        return ex.lesson_gpt.attention_at(ex.ids, self.block.value, self.head.value)
 
     def check(self):
         q, K, V, out = self.case()
