@@ -57,7 +57,9 @@ class PagedSection(Section):
 
     def label(self):
         t = self.t
-        self.intro.object = f"<p>{esc(t('paged_intro'))}</p>"
+        from .logic import POOL_POSITIONS
+
+        self.intro.object = f"<p>{esc(t('paged_intro', p=POOL_POSITIONS))}</p>"
         self.block.name = t("paged_block")
         self.block_label.object = f"<p class='control-label'>{esc(t('paged_block'))}</p>"
         self.stepper.label(t("paged_step"), t("paged_play"), t("pause"), t("paged_reset"))
@@ -143,8 +145,8 @@ class PagedSection(Section):
             what = t(STATE_KEY[s["state"]], step=s["enters"], n=s["n_new"])
             body = (
                 (
-                    f" <span class='tok prompt'>{esc(token_text(vocab, ids[:n_prompt]))}</span>"
-                    f"{esc(token_text(vocab, ids[n_prompt:]))}"
+                    f" <span lang='es'><span class='tok prompt'>{esc(token_text(vocab, ids[:n_prompt]))}</span>"
+                    f"{esc(token_text(vocab, ids[n_prompt:]))}</span>"
                 )
                 if ids
                 else ""
@@ -154,7 +156,7 @@ class PagedSection(Section):
                 f"class='{s['state']}'><span class='who own-{name}'>{name}</span> "
                 f"<span class='meta'>{esc(what)}</span>{body}</li>"
             )
-        self.texts.object = f"<ol class='convos' lang='es'>{''.join(items)}</ol>"
+        self.texts.object = f"<ol class='convos'>{''.join(items)}</ol>"
 
     def draw_pool(self):
         from .logic import shared_blocks
