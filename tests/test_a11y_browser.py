@@ -48,7 +48,7 @@ def assert_fits(page, label: str) -> None:
 def use_every_section(page, lang: str) -> None:
     """Open every section and leave each showing what it shows after use: the lab's table (Spanish
     only: it takes seconds), a challenge error, a quiz answer."""
-    assert open_all_sections(page) == 9                      # settings, data table, the seven sections
+    assert open_all_sections(page) == 10                     # settings, data table, the eight sections
     for testid in ("share", "ctx-tokens"):                   # the first and the last section, built
         page.locator(f"[data-testid={testid}]").first.wait_for()
     try:

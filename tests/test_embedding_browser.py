@@ -84,7 +84,7 @@ def test_nothing_sideways_in_the_frame(site, browser, lang):
         page, _ = open_page(browser, url, width=390, height=800)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
-        assert open_all_sections(frame) == 9
+        assert open_all_sections(frame) == 10
         frame.locator("[data-testid=ctx-tokens]").wait_for()
         for width in (320, 360, 390):
             page.set_viewport_size({"width": width, "height": 800})

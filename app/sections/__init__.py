@@ -14,6 +14,7 @@ from __future__ import annotations
 from .batch.view import BatchSection
 from .context.view import ContextSection
 from .lab.view import LabSection
+from .paged.view import PagedSection
 from .prove.view import ProveSection
 from .quiz.view import QuizSection
 from .smaller.view import SmallerSection
@@ -27,4 +28,5 @@ SECTIONS = (
     SmallerSection,      # beyond the lesson: a smaller cache
     BatchSection,        # beyond the lesson: batching
     SpecSection,         # beyond the lesson: speculative decoding
+    PagedSection,        # beyond the lesson: a paged cache (PagedAttention)
 )
