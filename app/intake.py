@@ -163,6 +163,10 @@ def named(obj, key: str) -> str:
 def check_param(obj, key: str, value) -> None:
     """Raise Refused unless the Panel object takes `value` for its property `key` from a browser."""
     allowed = settable(obj)
+    if key == "active":                        # an index into the options: Python would read -1 as the last
+        indexes = value if isinstance(value, list) else [value]
+        if any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in indexes if i is not None):
+            raise Refused("not an index of the options")
     try:
         params = obj._process_property_change({key: value})
     except Exception as e:                     # Panel's own mapping failed (an index past the options)

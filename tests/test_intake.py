@@ -101,13 +101,13 @@ def test_a_forged_seed_is_refused(page, refusals, attr, forged):
 
 def test_a_forged_choice_is_refused(page, refusals, caplog):
     """Panel maps a radio group's index to its option: an index past the options is refused, not a
-    traceback."""
+    traceback, and so is a negative one (Python would read -1 as the last option)."""
     view, doc = page
     switch = view.controls.mode_switch
-    for forged in (99, -3, "x", 1.5):
+    for forged in (99, -3, -1, "x", 1.5):
         change(doc, bokeh_model(view, switch, doc), "active", forged)
         assert view.session.settings.mode == "cache"
-    assert sum(intake.REFUSED in r.getMessage() for r in caplog.records) == 4
+    assert sum(intake.REFUSED in r.getMessage() for r in caplog.records) == 5
 
 
 def test_what_the_app_does_not_listen_to_is_never_applied(page, refusals, caplog):
