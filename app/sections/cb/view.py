@@ -153,16 +153,15 @@ class ContinuousSection(MeasuringSection):
 
     def render(self):
         lab, t, lang = self.lab, self.t, self.lang
-        if lab is None:
-            self.chapter_head.object = (f"<h3>{esc(t('cb_chapter_title'))}</h3>"
-                                        f"<p data-testid='cb-chapter-how'>{esc(self.chapter_how)}</p>")
-            return
-        ms = lambda x: clock.ms_text(x, lang)      # noqa: E731
-        self.costs_table.object = lab_table(t, t("cb_costs_title"), ["cb_B", "cb_ms_step", "cb_range"],
-                                            [[str(r["B"]), ms(r["median_s"]), f"{ms(r['low_s'])}–{ms(r['high_s'])}"]
-                                             for r in lab.rows()], "cb-costs")
         self.chapter_head.object = (f"<h3>{esc(t('cb_chapter_title'))}</h3>"
                                     f"<p data-testid='cb-chapter-how'>{esc(self.chapter_how)}</p>")
+        if lab is None:
+            return
+        ms = lambda x: clock.ms_text(x, lang)      # noqa: E731
+        rows = [[str(r["B"]), ms(r["median_s"]), f"{ms(r['low_s'])}–{ms(r['high_s'])}"] for r in lab.rows()]
+        label = t("cb_costs_title")
+        self.costs_table.object = f"<h4>{esc(label)}</h4>" + lab_table(t, label, ["cb_B", "cb_ms_step", "cb_range"],
+                                                                      rows, "cb-costs")
         costs = lab.costs
         if costs is None:
             for pane in (self.window_table, self.window_explain, self.chapter_table, self.chapter_explain):
@@ -199,4 +198,5 @@ class ContinuousSection(MeasuringSection):
         ms = lambda x: clock.ms_text(x, lang)      # noqa: E731
         body = [[esc(t(POLICY[p])), str(r["steps"]), num(r["per_second"], lang), ms(r["mean_s"]), ms(r["median_s"]),
                  ms(r["p90_s"])] for p, r in ((p, rows[p]) for p in POLICY)]
-        return lab_table(t, label, ["cb_policy", "cb_steps", "cb_tps", "cb_mean", "cb_median", "cb_p90"], body, testid)
+        head = ["cb_policy", "cb_steps", "cb_tps", "cb_mean", "cb_median", "cb_p90"]
+        return f"<h4>{esc(label)}</h4>" + lab_table(t, label, head, body, testid)
