@@ -81,6 +81,7 @@ def test_continuous_batching_in_the_browser(browser, app_url):
             f"por segundo ({chapter[1][2]} frente a {chapter[0][2]})") in read.inner_text()
     assert "semilla 59" in read.inner_text() and "63 pasos, no 231" in text_of(page, "cb-window-note")
     shot(page, ("static-" if static(app_url) else "served-") + "continuous-es")
+    print("costs (B, ms, range):", costs, "\nmini-GPT:", window, "\nchapter:", chapter)   # shown with -s
 
     open_card(page, "Ajustes avanzados")
     page.get_by_role("button", name="English").click()              # the language switch: every text again
