@@ -12,6 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from app.sections import SECTIONS
 from tests.axe import violations
 from tests.browser import (ROOT, chromium_missing, current_t, errors, open_all_sections, open_app,
                            overflow, run_and_wait, shot, text_of, wait_t)
@@ -48,7 +49,7 @@ def assert_fits(page, label: str) -> None:
 def use_every_section(page, lang: str) -> None:
     """Open every section and leave each showing what it shows after use: the lab's table (Spanish
     only: it takes seconds), a challenge error, a quiz answer."""
-    assert open_all_sections(page) == 10                     # settings, data table, the eight sections
+    assert open_all_sections(page) == 2 + len(SECTIONS)      # settings, data table, every section
     for testid in ("share", "ctx-tokens"):                   # the first and the last section, built
         page.locator(f"[data-testid={testid}]").first.wait_for()
     try:

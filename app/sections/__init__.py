@@ -12,6 +12,7 @@ docs/design.md.
 from __future__ import annotations
 
 from .batch.view import BatchSection
+from .cb.view import ContinuousSection
 from .context.view import ContextSection
 from .lab.view import LabSection
 from .paged.view import PagedSection
@@ -27,6 +28,7 @@ SECTIONS = (
     ContextSection,      # ¿Cuánto contexto cabe?: the calculator
     SmallerSection,      # beyond the lesson: a smaller cache
     BatchSection,        # beyond the lesson: batching
+    ContinuousSection,   # beyond the lesson: continuous batching, the slots over time
     SpecSection,         # beyond the lesson: speculative decoding
     PagedSection,        # beyond the lesson: a paged cache (PagedAttention)
 )
