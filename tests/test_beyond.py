@@ -86,6 +86,8 @@ def test_batch_lab_rows_and_sentences(gpt):
     keys = [k for k, _ in batch_sentences(dict(s, gain=4.0), "es")]
     assert keys == ["batch_measured", "batch_why", "batch_wait"]
     assert [k for k, _ in batch_sentences(dict(s, gain=1.1), "es")] == ["batch_measured", "batch_no_gain"]
+    costlier = batch_sentences(dict(s, gain=0.5), "en")                  # dearer: written as a cost
+    assert [k for k, _ in costlier] == ["batch_measured_costlier", "batch_costlier"] and costlier[0][1]["x"] == "2.0"
     cancelled = BatchLab(gpt, (4, 8), batches=(1,), samples=1)
     cancelled.advance()
     cancelled.cancel()
@@ -153,9 +155,15 @@ def test_spec_lab_rows_and_sentences(gpt, draft):
         assert r["low"] <= r["speedup"] <= r["high"]
     s = lab.summary
     assert s["best"]["speedup"] >= s["worst"]["speedup"]
-    for best, verdict in ((1.3, "spec_faster"), (0.5, "spec_slower"), (1.0, "spec_even")):
-        keys = [k for k, _ in spec_sentences(dict(s, best=dict(s["best"], speedup=best)), "pt")]
-        assert keys[:3] == ["spec_alpha", verdict, "spec_assumes"] and keys[-1] == "spec_count"
+    for best, worst, verdict in ((1.3, 1.1, "spec_faster"), (1.3, 0.8, "spec_faster_mixed"), (0.5, 0.4, "spec_slower"),
+                                 (1.0, 0.8, "spec_even")):
+        said = spec_sentences(dict(s, best=dict(s["best"], speedup=best), worst=dict(s["worst"], speedup=worst)), "en")
+        assert [k for k, _ in said][:3] == ["spec_alpha", verdict, "spec_assumes"] and said[-1][0] == "spec_count"
+        values = said[1][1]
+        # a ratio under 1 is written as a cost: how many times as long the text takes
+        assert values["best"] == f"{best if best >= 1.05 else 1 / best:.2f}"
+        assert values["worst"] == f"{worst if worst >= 1 else 1 / worst:.2f}"
+        assert float(said[-1][1]["count0"]) > 1                         # the count's cost, over 1
     checks = lambda x: dict(s, first=dict(s["first"], check_x=x), last=dict(s["last"], check_x=x))   # noqa: E731
     assert [k for k, _ in spec_sentences(dict(checks(1.1), c_clock=0.52, c_count=0.22), "es")][3:5] == \
         ["spec_c_high", "spec_check_near"]

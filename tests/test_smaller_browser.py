@@ -34,7 +34,7 @@ def test_switch_at_40_then_on_to_65(browser, app_url):
         step.click()
         wait_t(page, t)
     page.locator("[data-testid=small-status]", has_text="como mucho").wait_for()
-    assert re.search(r"Deriva de los logits .*: \S+ en este token", text_of(page, "small-status"))
+    assert re.search(r"Diferencia entre estos logits .*: \S+ en este token", text_of(page, "small-status"))
     step.click()
     err = page.locator("[data-testid=error]")
     err.wait_for()

@@ -85,14 +85,15 @@ class Readouts(Part):
             body += (f"<p class='explain'>{esc(self.t('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>")
             if t == self.n:
                 body += (f"<p class='explain' data-testid='clock-explain'>"
-                         f"{esc(self.t(CLOCK_EXPLAIN[clock.verdict(c.ratio, count)], n=num(count, lang), x=clock.ratio_text(c.ratio, lang)))}</p>")
+                         f"{esc(self.t(CLOCK_EXPLAIN[clock.verdict(c.ratio, count)], n=num(count, lang), x=clock.clock_text(c.ratio, lang)))}</p>")
         return self.card("clock", f"{self.t('clock_heading')} · {self.t('clock_last')}", body, wide=True)
 
     def card_proof(self) -> str:
         proof = self.ex.clock().proof
         text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
         fmt = self.ex.fmt
-        explain = self.t("proof_explain") if fmt == "float64" else self.t("proof_explain_fmt", fmt=fmt)
+        explain = (self.t("proof_explain") if fmt == "float64" else self.t("proof_explain_int4") if fmt == "int4"
+                   else self.t("proof_explain_fmt", fmt=fmt))
         explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""   # nothing compared yet
         return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
 

@@ -20,6 +20,13 @@ def ratio_text(x: float, lang: str) -> str:
     return num(x, lang, 0 if round(x, 1) >= 10 else 1)
 
 
+def clock_text(ratio: float, lang: str) -> str:
+    """The clock's ratio (without the cache over with it) as the sentences write it: a ratio under 1
+    is a cost, so it is written the other way up, as how many times as long the cached token took
+    (the "slower" sentences say so)."""
+    return ratio_text(ratio if ratio >= 1 or ratio <= 0 else 1 / ratio, lang)
+
+
 def ms_text(seconds: float, lang: str) -> str:
     """Milliseconds with three significant digits (the medians resolve that much, not more)."""
     ms = seconds * 1e3
@@ -66,7 +73,7 @@ def table_sentences(r: Reading, lang: str) -> list[tuple[str, dict]]:
     """The lab's explanation, as (message key, values), from what the table measured."""
     values = {"t0": r.first, "t1": r.last, "a": ms_text(r.full_first, lang), "b": ms_text(r.full_last, lang),
               "lo": ms_text(r.cached_lo, lang), "hi": ms_text(r.cached_hi, lang),
-              "x": ratio_text(r.ratio, lang), "n": num(r.count, lang)}
+              "x": clock_text(r.ratio, lang), "n": num(r.count, lang)}
     return [("lab_full_ramp" if r.ramp else "lab_full_flat", values),
             ("lab_cached_flat" if r.flat else "lab_cached_varies", values),
             (LAB_CLOCK[r.verdict], values)]

@@ -201,6 +201,9 @@ def batch_sentences(r: dict, lang: str) -> list[tuple[str, dict]]:
     values = {"t": r["t"], "n": r["B"], "B": r["B"], "step": clock.ms_text(r["step_s"], lang),
               "per": clock.ms_text(r["per_s"], lang), "alone": clock.ms_text(r["alone_s"], lang),
               "x": clock.ratio_text(r["gain"], lang), "wait": clock.ratio_text(r["wait"], lang)}
+    if r["gain"] < 1:                     # a cost, written as such: how many times as much per conversation
+        values["x"] = clock.ratio_text(1 / r["gain"], lang)
+        return [("batch_measured_costlier", values), ("batch_costlier", values)]
     if r["gain"] < GAIN:
         return [("batch_measured", values), ("batch_no_gain", values)]
     return [("batch_measured", values), ("batch_why", values), ("batch_wait", values)]
@@ -211,4 +214,4 @@ def memory_values(m: dict, lang: str, size) -> dict:
     return {"B": m["B"], "shape": "(" + ", ".join(str(n) for n in m["shape"]) + ")", "S": m["slots"],
             "matrices": m["matrices"], "tensor": size(m["tensor"], lang), "row": size(m["row"], lang),
             "own": size(m["own_total"], lang), "pad": size(m["padding"], lang),
-            "n": m["pad_slots"]}
+            "n": m["pad_slots"], "tokens": m["B"] * m["slots"] - m["pad_slots"]}

@@ -13,6 +13,15 @@ from ..base import Section
 from . import logic as calculator
 
 
+
+def params_text(n_params: float, lang: str) -> str:
+    """A large model's parameters in the unit its sentence names: thousands of millions to the nearest
+    hundred million in Spanish, as the lesson writes them ("unos 7 000 millones"); billions with one
+    decimal otherwise."""
+    if lang == "es":
+        return num(round(n_params / 1e8) * 100, lang)
+    return num(n_params / 1e9, lang, 1)
+
 class ContextSection(Section):
     """The calculator: a model (its numbers, from a preset or typed) and a machine; the tokens of
     context each user gets, capped at the model's window."""
@@ -101,8 +110,8 @@ class ContextSection(Section):
             self.t("ctx_assumptions", c13_4bit=num(checks["13b_4bit_8gb"], lang),
                    gpu8=calculator.CHAPTER_TABLES["13b_4bit_8gb"][2], gpu16=calculator.CHAPTER_TABLES["7b_int8_16gb"][2],
                    c7_int8=num(checks["7b_int8_16gb"], lang), c13_int8=num(checks["13b_int8_16gb"], lang),
-                   overhead=short(calculator.OVERHEAD_GIB), b7=num(P["7b-gqa"].model.n_params / 1e9, lang, 1),
-                   b13=num(P["13b"].model.n_params / 1e9, lang, 1), bits4=short(calculator.BITS["4-bit"]),
+                   overhead=short(calculator.OVERHEAD_GIB), b7=params_text(P["7b-gqa"].model.n_params, lang),
+                   b13=params_text(P["13b"].model.n_params, lang), bits4=short(calculator.BITS["4-bit"]),
                    group=calculator.GROUP),
             self.t("ctx_windows", **{k: num(P[p].window, lang) for k, p in
                                      (("mini", "mini"), ("l7", "7b-mha"), ("c05", "0.5b"), ("c7", "7b-gqa"),

@@ -42,3 +42,31 @@ def combination(gpt, ids, kv_heads: int, fmt: str, loss: float, n_prompt: int) -
 def per_token_bytes(cache) -> float:
     """Bytes a position adds to a cache (codes and scales): its nbytes over its length."""
     return cache.nbytes / max(len(cache), 1)
+
+
+def seed_spread(metrics: dict) -> tuple[float, float, int] | None:
+    """(lowest, highest, runs) of the held-out loss over training seeds, if metrics.json has them
+    ("held_out_loss_seeds", model/seeds.py), else None: one run is all there is."""
+    losses = (metrics.get("held_out_loss_seeds") or {}).get("held_out_loss") or []
+    return (min(losses), max(losses), len(losses)) if len(losses) >= 2 else None
+
+
+def drift_spread(metrics: dict) -> dict:
+    """The quantized cache's drift over the novel's held-out windows (metrics.json's "kv_cache_drift",
+    model/drift.py), per format: {fmt: {"median", "max", "windows", "departures"}} where departures
+    are the positions at which the text sampled from the lesson's prompt first departs (None: never)."""
+    out = {}
+    for fmt, d in (metrics.get("kv_cache_drift") or {}).items():
+        out[fmt] = {"median": d["median"], "max": d["max"], "windows": d["windows"],
+                    "departures": list((d.get("first_departure") or {}).get("positions") or [])}
+    return out
+
+
+def departure_range(spreads, fmt: str) -> tuple[int, int, int, int] | None:
+    """(first, last, never, runs) of where the sampled text departs with `fmt`, over every model's
+    seeds (`spreads`: drift_spread's of each model); None if there are no runs."""
+    positions = [p for s in spreads for p in s.get(fmt, {}).get("departures", [])]
+    seen = [p for p in positions if p is not None]
+    if not seen:
+        return None
+    return min(seen), max(seen), len(positions) - len(seen), len(positions)

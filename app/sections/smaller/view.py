@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 
 import panel as pn
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool
@@ -18,6 +19,11 @@ from ...state import checkpoints
 from ...style import GREEN, PALETTE
 from ..base import Section
 from . import logic as smaller
+
+
+def two_digits(x: float, lang: str) -> str:
+    """A drift as a reader compares it: two significant digits, in plain decimals (0.0035, 0.14, 2.7)."""
+    return num(x, lang, max(0, 1 - math.floor(math.log10(x)))) if x > 0 else "0"
 
 
 class SmallerSection(Section):
@@ -84,11 +90,54 @@ class SmallerSection(Section):
         self.status.object = f"<p role='status' data-testid='small-status'>{esc(text)}</p>"
 
     def render_losses(self):
-        rows = "".join(f"<tr><td>{h}</td><td>{num(checkpoints.metrics(smaller.CHECKPOINT[h])['held_out_loss'], self.lang, 4)}"
-                       f"</td></tr>" for h in smaller.KV_HEADS)
-        self.losses.object = (f"<table class='data' data-testid='small-losses'><caption>{esc(self.t('small_losses'))}"
-                              f"</caption><thead><tr><th>{esc(self.t('small_kv'))}</th><th>{esc(self.t('small_loss'))}"
-                              f"</th></tr></thead><tbody>{rows}</tbody></table>")
+        """Each model's held-out loss, what it is next to the lesson's, and the quantized cache's drift
+        over the held-out windows: all from the checkpoints' metrics.json."""
+        t, lang = self.t, self.lang
+        metrics = {h: checkpoints.metrics(smaller.CHECKPOINT[h]) for h in smaller.KV_HEADS}
+        spreads = {h: smaller.seed_spread(m) for h, m in metrics.items()}
+        with_seeds = any(spreads.values())
+        loss = lambda x: num(x, lang, 4)                                   # noqa: E731
+        rows = ""
+        for h, m in metrics.items():
+            spread = spreads[h]
+            extra = "" if not with_seeds else (
+                f"<td>{loss(spread[0])}–{loss(spread[1])} ({spread[2]})</td>" if spread else "<td>–</td>")
+            rows += f"<tr><td>{h}</td><td>{loss(m['held_out_loss'])}</td>{extra}</tr>"
+        head = f"<th>{esc(t('small_kv'))}</th><th>{esc(t('small_loss'))}</th>"
+        if with_seeds:
+            head += f"<th>{esc(t('small_loss_seeds'))}</th>"
+        lesson = metrics[smaller.KV_HEADS[0]]
+        context = t("small_loss_context", held=loss(lesson["held_out_loss"]), train=loss(lesson["train_loss"]),
+                    lesson=num(lesson.get("lesson_reported_loss", 3.2), lang, 1))
+        runs = t("small_loss_runs" if with_seeds else "small_loss_one_run",
+                 l2=loss(metrics[2]["held_out_loss"]), l4=loss(lesson["held_out_loss"]))
+        self.losses.object = (f"<table class='data' data-testid='small-losses'><caption>{esc(t('small_losses'))}"
+                              f"</caption><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+                              f"<p class='explain' data-testid='small-loss-context'>{esc(context)} {esc(runs)}</p>"
+                              + self.drift_table(metrics))
+
+    def drift_table(self, metrics: dict) -> str:
+        """The quantized cache's drift over the novel's held-out windows, per model and format (median and
+        max of each window's largest |Δ logits|), and where the sampled text departs."""
+        t, lang = self.t, self.lang
+        spreads = {h: smaller.drift_spread(m) for h, m in metrics.items()}
+        formats = [f for f in smaller.FORMATS if f != "float64" and all(f in s for s in spreads.values())]
+        if not formats:
+            return ""
+        windows = spreads[smaller.KV_HEADS[0]][formats[0]]["windows"]
+        body = "".join(f"<tr><td>{h}</td>" + "".join(
+            f"<td>{two_digits(s[f]['median'], lang)} / {two_digits(s[f]['max'], lang)}</td>" for f in formats) + "</tr>"
+            for h, s in spreads.items())
+        head = f"<th>{esc(t('small_kv'))}</th>" + "".join(f"<th>{f}</th>" for f in formats)
+        html = (f"<table class='data' data-testid='small-drift-spread'><caption>"
+                f"{esc(t('small_drift_spread', windows=windows))}</caption><thead><tr>{head}</tr></thead>"
+                f"<tbody>{body}</tbody></table>")
+        d4, d8 = (smaller.departure_range(spreads.values(), f) for f in ("int4", "int8"))
+        if d4 and d8:
+            seeds = metrics[smaller.KV_HEADS[0]]["kv_cache_drift"]["int4"]["first_departure"]["seeds"]
+            html += (f"<p class='explain' data-testid='small-departs-spread'>"
+                     f"{esc(t('small_departs_spread', s0=min(seeds), s1=max(seeds), lo4=d4[0], hi4=d4[1], lo8=d8[0], hi8=d8[1]))}</p>")
+        return html
 
     async def compare(self, _event=None):
         """Every combination, measured on real arrays, one at a time (the page stays responsive)."""
@@ -127,6 +176,11 @@ class SmallerSection(Section):
         self.result.object = (f"<table class='data' data-testid='small-table'><thead><tr>{head}</tr></thead>"
                               f"<tbody>{body}</tbody></table>{self.summary()}")
 
+    def windows(self) -> int:
+        """How many held-out windows the drift's spread was measured over (metrics.json)."""
+        drift = checkpoints.metrics(smaller.CHECKPOINT[smaller.KV_HEADS[0]]).get("kv_cache_drift") or {}
+        return next((d["windows"] for d in drift.values()), 0)
+
     def summary(self) -> str:
         """The comparison in one sentence, from its numbers (once every combination is measured)."""
         rows = {(r.kv_heads, r.fmt): r for r in self.rows}
@@ -136,5 +190,6 @@ class SmallerSection(Section):
         text = self.t("small_summary", lesson=size(lesson.window_bytes, lang), smallest=size(smallest.window_bytes, lang),
                       x=num(lesson.window_bytes / smallest.window_bytes, lang, 1), l4=num(lesson.held_out_loss, lang, 4),
                       l2=num(rows[2, "float64"].held_out_loss, lang, 4), l1=num(rows[1, "float64"].held_out_loss, lang, 4),
-                      d8=sci(rows[4, "int8"].drift, lang), d4=sci(rows[4, "int4"].drift, lang))
+                      d8=sci(rows[4, "int8"].drift, lang), d4=sci(rows[4, "int4"].drift, lang),
+                      windows=self.windows())
         return f"<p class='explain' data-testid='small-summary'>{esc(text)}</p>"

@@ -233,9 +233,15 @@ def spec_sentences(s: dict, lang: str) -> list[tuple[str, dict]]:
               "k1": last["k"], "best": x2(best["speedup"]), "kb": best["k"], "worst": x2(worst["speedup"]),
               "kw": worst["k"], "c_clock": x2(s["c_clock"]), "c_count": x2(s["c_count"]),
               "check0": clock.ratio_text(first["check_x"], lang), "check1": clock.ratio_text(last["check_x"], lang),
-              "promise": x2(s["promise"]), "kp": s["promise_k"], "count0": x2(first["count"])}
-    verdict = ("spec_faster" if best["speedup"] >= FASTER else
-               "spec_slower" if best["speedup"] <= SLOWER else "spec_even")
+              "promise": x2(s["promise"]), "kp": s["promise_k"], "count0": x2(1 / first["count"])}
+    # a ratio under 1 is a cost, written as such: how many times as long the text takes
+    if best["speedup"] >= FASTER:
+        verdict = "spec_faster" if worst["speedup"] >= 1 else "spec_faster_mixed"
+        if worst["speedup"] < 1:
+            values["worst"] = x2(1 / worst["speedup"])
+    else:
+        verdict = "spec_slower" if best["speedup"] <= SLOWER else "spec_even"
+        values["best"], values["worst"] = x2(1 / best["speedup"]), x2(1 / worst["speedup"])
     c = "spec_c_high" if s["c_clock"] >= NEAR * s["c_count"] else "spec_c_near"
     check = "spec_check_high" if max(first["check_x"], last["check_x"]) >= NEAR else "spec_check_near"
     return [(key, values) for key in ("spec_alpha", verdict, "spec_assumes", c, check, "spec_count")]

@@ -64,7 +64,7 @@ class SpecSection(SteppedSection):
         self.plot_fig, self.series = self.lab_figure()
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
         self.choice.param.watch(lambda e: self.set_k(e.new), "k")
-        self.greedy.param.watch(lambda _e: self.reset(), "value")
+        self.greedy.param.watch(lambda _e: (self.label_lab_intro(), self.reset()), "value")
         self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
         self.card.objects = [self.intro, pn.FlexBox(self.k, self.greedy, self.stepper.row, align_items="flex-end",
                                                     gap="8px 16px", sizing_mode="stretch_width"),
@@ -102,15 +102,21 @@ class SpecSection(SteppedSection):
         self.grid.xaxis.axis_label = t("grid_x")
         self.grid.yaxis.major_label_overrides = {
             i + 1: t(SPEC_AXIS[m], kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)}
-        n_new = self.n - self.ex.n_prompt
-        self.lab_intro.object = (f"<h3>{esc(t('spec_lab_title'))}</h3>"
-                                 f"<p>{esc(t('spec_lab_intro', n=n_new, s=SPEC_SEEDS))}</p>")
+        self.label_lab_intro()
         self.run_button.name, self.cancel_button.name = t("spec_run"), t("lab_cancel")
         for key, (_src, item) in self.series.items():
             item.label = bk_value(t(SPEC_PLOT[key]))
         self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("spec_plot_x"), t("spec_plot_y")
         self.redraw()
         self.show()
+
+    def label_lab_intro(self):
+        """The lab's introduction, by mode: with sampling each timing is another seed's text; greedy,
+        every timing is the same text."""
+        t, n_new = self.t, self.n - self.ex.n_prompt
+        key = "spec_lab_intro_greedy" if self.greedy.value else "spec_lab_intro"
+        self.lab_intro.object = (f"<h3>{esc(t('spec_lab_title'))}</h3>"
+                                 f"<p>{esc(t(key, n=n_new, s=SPEC_SEEDS))}</p>")
 
     # -- the rounds --------------------------------------------------------------------------------
     def make(self):
@@ -138,7 +144,10 @@ class SpecSection(SteppedSection):
         elif s.phase == "draft":
             text = t("spec_phase_draft", r=s.counts.rounds + 1, n=r.k)
         elif s.phase == "check":
-            text = t("spec_phase_check", r=s.counts.rounds + 1, n=r.k, rows=r.k + 1 if r.bonus else r.k)
+            # without a bonus row (the last draft at the window's end) the pass is the last token and
+            # the drafts but the last: k rows
+            text = (t("spec_phase_check", r=s.counts.rounds + 1, n=r.k, rows=r.k + 1) if r.bonus else
+                    t("spec_phase_check_end", r=s.counts.rounds + 1, n=r.k, rows=r.k, p=self.n))
         elif r.accepted < r.k:
             text = t("spec_phase_rejected", r=s.counts.rounds, k=r.k, a=r.accepted, i=r.accepted + 1,
                      cut=len(r.drafts) - r.accepted)
@@ -225,7 +234,8 @@ class SpecSection(SteppedSection):
                 "spec_by_clock", "spec_count_short"],
             [[str(r["k"]), num(r["alpha"] * 100, lang) + t("percent"), f"{x2(r['per_pass'])} ({x2(r['expected'])})",
               clock.ratio_text(r["check_x"], lang) + "×", f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",
-              f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>",
+              f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>"
+              + (f" <span class='slower'>{esc(t('spec_takes', x=x2(1 / r['speedup'])))}</span>" if r["speedup"] < 1 else ""),
               x2(r["by_clock"]) + "×", x2(r["count"]) + "×"] for r in rows], "spec-table")
         for key, (src, _item) in self.series.items():
             src.data = {"x": [r["k"] for r in rows], "y": [r[key] for r in rows]}
