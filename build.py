@@ -43,6 +43,7 @@ are cached by the hashes of their inputs.
 Needs: Node.js and npm (Pyodide's npm package, bytecode), pip (wheels), the venv's panel/bokeh
 (their JS/CSS, and the prerender). Optional: zstd (smaller precompressed copies).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,8 +61,18 @@ from buildsupport.output import write_dist
 from buildsupport.packages import fetch_packages, unpack_runtime
 from buildsupport.prerender import Prerender
 from buildsupport.serve import make_server, serve_in_thread
-from buildsupport.site import (Site, add_app, add_lazy_modules, add_packages, add_page_scripts, add_pages,
-                               add_panel_styles, add_runtime, add_sandbox, add_snapshots)
+from buildsupport.site import (
+    Site,
+    add_app,
+    add_lazy_modules,
+    add_packages,
+    add_page_scripts,
+    add_pages,
+    add_panel_styles,
+    add_runtime,
+    add_sandbox,
+    add_snapshots,
+)
 
 __all__ = ["build", "main", "BuildError", "CSP", "DEFAULT_CACHE", "LOCK_PATH", "serve_in_thread"]
 
@@ -75,12 +86,16 @@ def check_pins(pre: dict, lock: dict) -> dict:
     """The installed Panel (its JavaScript goes into the page) must be the one the lock records,
     and the Pyodide it pins the one the lock records."""
     if pre["pyodide_version"] != lock["pyodide"]["version"]:
-        raise BuildError(f"Panel {pre['panel_version']} pins Pyodide {pre['pyodide_version']} but build.lock.json "
-                         f"records Pyodide {lock['pyodide']['version']}: run `python build.py --update-lock`.")
+        raise BuildError(
+            f"Panel {pre['panel_version']} pins Pyodide {pre['pyodide_version']} but build.lock.json "
+            f"records Pyodide {lock['pyodide']['version']}: run `python build.py --update-lock`."
+        )
     for pkg in ("panel", "bokeh"):
         if not any(f.startswith(f"{pkg}-{pre[pkg + '_version']}-") for f in lock["wheels"]):
-            raise BuildError(f"the installed {pkg} is {pre[pkg + '_version']} but build.lock.json records another "
-                             "version; the page's JS must match the wheel: run `python build.py --update-lock`.")
+            raise BuildError(
+                f"the installed {pkg} is {pre[pkg + '_version']} but build.lock.json records another "
+                "version; the page's JS must match the wheel: run `python build.py --update-lock`."
+            )
     return pre
 
 
@@ -105,11 +120,18 @@ def build(out: Path = DEFAULT_DIST, cache: Path = DEFAULT_CACHE, cdn: bool = Fal
     add_app(site, derived)
     add_sandbox(site)
     add_pages(site)
-    info = {"pyodide": inputs.version, "panel": pre["panel_version"], "bokeh": pre["bokeh_version"], "cdn": cdn,
-            "csp": CSP + (f" (add {cdn_url} to script-src and connect-src)" if cdn else "")}
+    info = {
+        "pyodide": inputs.version,
+        "panel": pre["panel_version"],
+        "bokeh": pre["bokeh_version"],
+        "cdn": cdn,
+        "csp": CSP + (f" (add {cdn_url} to script-src and connect-src)" if cdn else ""),
+    }
     size = write_dist(site, out, inputs.derived, info)
-    log(f"wrote {out} ({len(site.files)} files, {size / 1e6:.1f} MB) in {time.time() - started:.1f}s"
-        f"{' [--cdn]' if cdn else ''}")
+    log(
+        f"wrote {out} ({len(site.files)} files, {size / 1e6:.1f} MB) in {time.time() - started:.1f}s"
+        f"{' [--cdn]' if cdn else ''}"
+    )
     return out
 
 
@@ -120,10 +142,13 @@ def serve(args) -> int:
     except OSError as e:
         print(f"cannot serve on 127.0.0.1:{args.port} ({e.strerror}); try --port 0 (any free port)", file=sys.stderr)
         return 1
-    print(f"serving {args.out} at {server.url}  (Ctrl+C to stop){'  with CSP: ' + args.csp if args.csp else ''}",
-          flush=True)
+    print(
+        f"serving {args.out} at {server.url}  (Ctrl+C to stop){'  with CSP: ' + args.csp if args.csp else ''}",
+        flush=True,
+    )
     if not args.no_open:
         import webbrowser
+
         threading.Timer(0.5, webbrowser.open, [server.url]).start()
     try:
         server.serve_forever()
@@ -136,29 +161,51 @@ def serve(args) -> int:
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description="Build the KV-cache explorable as a static site in dist/.")
-    ap.add_argument("command", nargs="?", choices=["build", "serve", "dev"], default="build",
-                    help="build dist/; serve it; or dev: the app under Panel's server, no build")
+    ap.add_argument(
+        "command",
+        nargs="?",
+        choices=["build", "serve", "dev"],
+        default="build",
+        help="build dist/; serve it; or dev: the app under Panel's server, no build",
+    )
     ap.add_argument("--out", type=Path, default=DEFAULT_DIST, help="output folder (default: dist/)")
-    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
-                    help="download cache (default: $KV_EXPLORABLE_CACHE or ~/.cache/kv-explorable)")
-    ap.add_argument("--pyodide-wheels", action="append", default=[], metavar="DIR",
-                    help="another folder to look in for the compiled Pyodide wheels (numpy, nh3, ...)")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help="download cache (default: $KV_EXPLORABLE_CACHE or ~/.cache/kv-explorable)",
+    )
+    ap.add_argument(
+        "--pyodide-wheels",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another folder to look in for the compiled Pyodide wheels (numpy, nh3, ...)",
+    )
     ap.add_argument("--cdn", action="store_true", help="load the Pyodide runtime and its packages from the Pyodide CDN")
     ap.add_argument("--update-lock", action="store_true", help="download and record new hashes in build.lock.json")
     ap.add_argument("--port", type=int, default=8000, help="serve: port (default 8000; 0 = any free port)")
     ap.add_argument("--no-open", action="store_true", help="serve: do not open the browser")
     ap.add_argument("--no-build", action="store_true", help="serve: serve the existing dist/ as it is")
-    ap.add_argument("--csp", nargs="?", const=CSP, default=None, metavar="POLICY",
-                    help="serve: send a Content-Security-Policy header (default: the recommended policy)")
+    ap.add_argument(
+        "--csp",
+        nargs="?",
+        const=CSP,
+        default=None,
+        metavar="POLICY",
+        help="serve: send a Content-Security-Policy header (default: the recommended policy)",
+    )
     return ap.parse_args(argv)
 
 
 def dev(args) -> int:
     """The app under Panel's server, the reader's code sandbox served from local files."""
     from buildsupport import paneldev
+
     try:
-        paneldev.serve(args.port if args.port != 8000 else 5006, not args.no_open, args.cache,
-                       wheel_dirs(args.pyodide_wheels))
+        paneldev.serve(
+            args.port if args.port != 8000 else 5006, not args.no_open, args.cache, wheel_dirs(args.pyodide_wheels)
+        )
     except BuildError as e:
         print(f"dev server failed: {e}", file=sys.stderr)
         return 1

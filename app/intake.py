@@ -22,6 +22,7 @@ it; each refusal is one line in the log ("refused from the browser: ..."), never
 work a forged value can cause is the work the page itself allows, and a session's document holds
 at most a few kilobytes a browser chose.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,11 +35,11 @@ import param
 log = logging.getLogger("app.intake")
 
 REFUSED = "refused from the browser"
-MAX_BYTES = 64 * 1024          # a value's JSON: a reader's code fits many times over
-MAX_DEPTH = 16                 # nesting of lists and objects in one value
-LARGER = {"response": 3 * 1024 * 1024}   # the sandbox's answer (app/sandbox reads at most 2 MB of it)
-SHOWN = 80                     # characters of a refused value in the log line
-READER_SETS = ("value", "value_input", "value_throttled")     # what a reader does with a widget
+MAX_BYTES = 64 * 1024  # a value's JSON: a reader's code fits many times over
+MAX_DEPTH = 16  # nesting of lists and objects in one value
+LARGER = {"response": 3 * 1024 * 1024}  # the sandbox's answer (app/sandbox reads at most 2 MB of it)
+SHOWN = 80  # characters of a refused value in the log line
+READER_SETS = ("value", "value_input", "value_throttled")  # what a reader does with a widget
 
 
 def served(doc) -> bool:
@@ -60,6 +61,7 @@ def reported_by_bokehjs(model, attr: str, raw) -> bool:
     """BokehJS sends a plot's measured size (read-only properties) and the automatic ranges it
     computed; with a value of the property's own type that is the page working, not an attack."""
     from bokeh.models import DataRange
+
     prop = model.lookup(attr, raises=False)
     if prop is None or not (prop.readonly or (isinstance(model, DataRange) and attr in ("start", "end"))):
         return False
@@ -76,6 +78,7 @@ def refuse(what: str, why: str, value=None) -> None:
 
 
 # -- what is small ----------------------------------------------------------------------------------
+
 
 def too_big(value, limit: int) -> str | None:
     """Why a JSON value is too big or too deep (None if it is not), walked without recursion."""
@@ -103,6 +106,7 @@ def too_big(value, limit: int) -> str | None:
 
 # -- who listens, and what a reader can set --------------------------------------------------------
 
+
 def listeners(model, attr: str) -> list:
     """The Panel objects that read `attr` of a Bokeh model, with the name Panel gives the property
     (their links are functools.partial(obj._server_change, doc, ref, subpath)); a callback of
@@ -124,6 +128,7 @@ def settable(obj) -> tuple[str, ...] | None:
     from panel.layout.base import ListLike
     from panel.pane.base import PaneBase
     from panel.widgets.base import Widget
+
     own = getattr(type(obj), "_from_browser", None)
     if own is not None:
         return own
@@ -150,7 +155,7 @@ def refusal(p: param.Parameter, value) -> str | None:
             return f"outside {lo}..{hi}"
     try:
         p._validate(value)
-    except Exception as e:                     # the declaration's own check: its type, its choices
+    except Exception as e:  # the declaration's own check: its type, its choices
         return f"{type(e).__name__}: {str(e)[:160]}"
     return None
 
@@ -163,13 +168,13 @@ def named(obj, key: str) -> str:
 def check_param(obj, key: str, value) -> None:
     """Raise Refused unless the Panel object takes `value` for its property `key` from a browser."""
     allowed = settable(obj)
-    if key == "active":                        # an index into the options: Python would read -1 as the last
+    if key == "active":  # an index into the options: Python would read -1 as the last
         indexes = value if isinstance(value, list) else [value]
         if any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in indexes if i is not None):
             raise Refused("not an index of the options")
     try:
         params = obj._process_property_change({key: value})
-    except Exception as e:                     # Panel's own mapping failed (an index past the options)
+    except Exception as e:  # Panel's own mapping failed (an index past the options)
         raise Refused(f"{type(e).__name__}: {str(e)[:160]}") from None
     if not params:
         raise Refused("it sets nothing")
@@ -177,7 +182,7 @@ def check_param(obj, key: str, value) -> None:
         if "." in name or name not in obj.param or (allowed is not None and name not in allowed):
             raise Refused("the browser may not set it")
         why = refusal(obj.param[name], v)
-        target = getattr(obj, "_browser_declares", {}).get(name)      # the parameter it is linked to
+        target = getattr(obj, "_browser_declares", {}).get(name)  # the parameter it is linked to
         if why is None and target is not None:
             why = refusal(target, v)
         if why:
@@ -185,6 +190,7 @@ def check_param(obj, key: str, value) -> None:
 
 
 # -- one change, one event --------------------------------------------------------------------------
+
 
 def _model(doc, rep):
     mid = rep.get("id") if isinstance(rep, dict) else None
@@ -207,6 +213,7 @@ def _event_target(rep: dict):
 def decoded(doc, rep: dict, buffers):
     """The event with its values decoded as Bokeh decodes them (NaN, references to known models)."""
     from bokeh.core.serialization import Deserializer, Serialized
+
     try:
         return Deserializer(list(doc.models)).deserialize(Serialized(rep, buffers))
     except Exception as e:
@@ -223,7 +230,7 @@ def check_change(doc, rep: dict, buffers) -> None:
         if reported_by_bokehjs(model, attr, rep.get("new")):
             raise Ignored("BokehJS's own report")
         raise Refused("the app does not listen to it")
-    for owner, key in who:                      # before anything is decoded: who may set it at all
+    for owner, key in who:  # before anything is decoded: who may set it at all
         allowed = settable(owner) if owner is not None else None
         if allowed is not None and named(owner, key) not in allowed:
             raise Refused("the browser may not set it")
@@ -245,6 +252,7 @@ def page_ready(doc) -> bool:
     if not served(doc):
         return True
     from panel.io.state import state
+
     return bool(state._connected.get(doc))
 
 
@@ -273,7 +281,7 @@ def _what(doc, rep) -> str:
     if rep.get("kind") == "ModelChanged":
         model, attr = _model(doc, rep.get("model")), str(rep.get("attr"))[:40]
         owners = [o for o, _key in listeners(model, attr)] if model is not None else []
-        if owners and owners[0] is not None:             # the Panel object, as the app names it
+        if owners and owners[0] is not None:  # the Panel object, as the app names it
             return f"{type(owners[0]).__name__}.{attr}"
         return f"{type(model).__name__ if model is not None else '?'}.{attr}"
     return str(rep.get("kind"))[:40]
@@ -285,6 +293,7 @@ def apply_patch(doc, patch, setter=None, strict: bool = False) -> int:
     patch at all is refused too, or, `strict` (the static site's worker, whose patches come from the
     page's own loader), raised: there it is a bug of the page, shown as one."""
     from bokeh.core.serialization import Serialized
+
     buffers = patch.buffers if isinstance(patch, Serialized) else None
     content = patch.content if isinstance(patch, Serialized) else patch
     events = content.get("events") if isinstance(content, dict) else None
@@ -317,6 +326,7 @@ def gated_patch(self, message, connection):
     """bokeh.server.session.ServerSession._handle_patch, through the door (`install` puts it under
     the document's lock, as Bokeh's own)."""
     from bokeh.document.callbacks import invoke_with_curdoc
+
     self._current_patch_connection = connection
     try:
         invoke_with_curdoc(self.document, lambda: apply_patch(self.document, message.payload, setter=self))
@@ -329,6 +339,7 @@ def install() -> None:
     """The door for Panel's server, once per process; Bokeh's messages about a browser's message it
     cannot read (JSON nested too deep, say) in one line."""
     from bokeh.server.session import ServerSession, _needs_document_lock
+
     if getattr(ServerSession._handle_patch, "__wrapped__", None) is not gated_patch:
         ServerSession._handle_patch = _needs_document_lock(gated_patch)
     for name in ("bokeh.server.views.ws", "bokeh.server.protocol_handler"):

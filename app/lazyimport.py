@@ -9,6 +9,7 @@ hash is an ImportError naming the URL: the import fails as if the module were ab
 The fetch function is given (the page: a synchronous XMLHttpRequest, app/wasm.py), so the finder
 runs in plain CPython too.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,16 +21,16 @@ import os
 import sys
 import time
 import zipfile
-from typing import Callable
+from collections.abc import Callable
 
-Fetch = Callable[[str], bytes]              # url -> bytes; raises OSError on failure
+Fetch = Callable[[str], bytes]  # url -> bytes; raises OSError on failure
 OnLoaded = Callable[[str, float, str], None]  # (url, milliseconds, module that asked)
 
 
 class LazyFinder(importlib.abc.MetaPathFinder):
     def __init__(self, index: dict, base: str, fetch: Fetch, on_loaded: OnLoaded | None = None):
-        self.archives = index["archives"]   # [{"url", "sha256", "root"}]
-        self.modules = index["modules"]     # name -> [archive number, path in it, is a package]
+        self.archives = index["archives"]  # [{"url", "sha256", "root"}]
+        self.modules = index["modules"]  # name -> [archive number, path in it, is a package]
         self.base = base
         self.fetch = fetch
         self.on_loaded = on_loaded
@@ -44,7 +45,8 @@ class LazyFinder(importlib.abc.MetaPathFinder):
             self._extract(n, name)
         full = os.path.join(self.archives[n]["root"], rel)
         return importlib.util.spec_from_file_location(
-            name, full, submodule_search_locations=[os.path.dirname(full)] if is_pkg else None)
+            name, full, submodule_search_locations=[os.path.dirname(full)] if is_pkg else None
+        )
 
     def _extract(self, n: int, name: str) -> None:
         archive = self.archives[n]

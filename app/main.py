@@ -6,6 +6,7 @@
 Bad parameters become notices on the page; a model that cannot be loaded
 becomes a clear message instead of a crash.
 """
+
 from __future__ import annotations
 
 import html
@@ -19,23 +20,23 @@ from bokeh.document.events import DocumentPatchedEvent
 from model import CheckpointError
 from model.threads import one_blas_thread
 
-from .state import checkpoints
-
 from . import intake
 from .i18n import tr
 from .page import Explorable
+from .state import checkpoints
+from .state.explorer import PROMPT
 from .state.session import Session
 from .state.settings import Settings
-from .state.explorer import PROMPT
 from .style import CSS
 
 UNORDERED = "changed outside session.dispatch"
 APP = str(Path(__file__).resolve().parent)
 log = logging.getLogger(__name__)
 
+
 def load_model():
     """The committed checkpoint, loaded once per process (sessions share it read-only)."""
-    one_blas_thread()                    # under `panel serve`; nothing to do in the browser
+    one_blas_thread()  # under `panel serve`; nothing to do in the browser
     return checkpoints.load(None)
 
 
@@ -70,19 +71,20 @@ def watch_the_order() -> None:
     it names, which Panel's path sent ("reference ... isn't known" in the browser). Such a change
     is said in the server's log, with where it was made (the browser tests read it)."""
     doc = pn.state.curdoc
-    if not intake.served(doc):          # the static site sends each change as a message of its own
+    if not intake.served(doc):  # the static site sends each change as a message of its own
         return
 
     def check(event):
-        if isinstance(event, DocumentPatchedEvent) and event.setter is None:   # not the browser's own
+        if isinstance(event, DocumentPatchedEvent) and event.setter is None:  # not the browser's own
             what = f"{type(getattr(event, 'model', None)).__name__}.{getattr(event, 'attr', '')}"
             log.warning("%s: %s at %s", UNORDERED, what, where_in_the_app())
-    pn.state.onload(lambda: doc.on_change(check))      # once the page has its first document
+
+    pn.state.onload(lambda: doc.on_change(check))  # once the page has its first document
 
 
 def create_app(query=None):
     doc = pn.state.curdoc
-    if intake.served(doc):              # Panel's server: a browser's changes pass its gates
+    if intake.served(doc):  # Panel's server: a browser's changes pass its gates
         intake.install()
     use_page_template()
     watch_the_order()
@@ -90,5 +92,8 @@ def create_app(query=None):
         return create_view(query).layout
     except CheckpointError as e:
         lang = Settings.from_query(query).lang
-        return pn.pane.HTML(f"<div class='error' role='alert'>{html.escape(tr(lang, 'model_error', message=str(e)))}"
-                            f"</div>", stylesheets=[CSS], sizing_mode="stretch_width")
+        return pn.pane.HTML(
+            f"<div class='error' role='alert'>{html.escape(tr(lang, 'model_error', message=str(e)))}</div>",
+            stylesheets=[CSS],
+            sizing_mode="stretch_width",
+        )

@@ -7,14 +7,16 @@ the controls, the error of the last step, the cache grid, the cost bars, the num
 clock, advanced settings, the data table, then the sections below the figure (each built
 when first opened) and the invisible helpers (keyboard and live region; code sandbox; the page's state).
 """
+
 from __future__ import annotations
 
 import panel as pn
 
 from .components.a11y import A11y, use_accessible_design
+from .figure.clock_plot import ClockPlot
 from .figure.controls import AdvancedSettings, Controls
 from .figure.parts import OnSession, esc, html_pane
-from .figure.plots import CacheGrid, ClockPlot, CostBars, QueryReads
+from .figure.plots import CacheGrid, CostBars, QueryReads
 from .figure.readouts import DataTable, PageState, Readouts
 from .figure.text import ErrorBox, Header, Notices, TokenText
 from .sandbox import CodeSandbox
@@ -26,7 +28,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         super().__init__(**params)
         self.session = session
         use_accessible_design()
-        session.dispatch = pn.io.unlocked            # redraws reach the browser from any callback
+        session.dispatch = pn.io.unlocked  # redraws reach the browser from any callback
         self.a11y = A11y(height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
@@ -40,10 +42,27 @@ class Explorable(OnSession, pn.viewable.Viewer):
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
         self.layout = pn.Column(
-            self.header, self.notices, self.text, self.controls, self.error, self.grid, self.reads, self.bars,
+            self.header,
+            self.notices,
+            self.text,
+            self.controls,
+            self.error,
+            self.grid,
+            self.reads,
+            self.bars,
             self.readouts,
-            self.clock, self.advanced, self.table, self.more_heading, *[s.card for s in self.sections],
-            self.a11y, self.sandbox, self.state, sizing_mode="stretch_width", max_width=1400, margin=(0, 8))
+            self.clock,
+            self.advanced,
+            self.table,
+            self.more_heading,
+            *[s.card for s in self.sections],
+            self.a11y,
+            self.sandbox,
+            self.state,
+            sizing_mode="stretch_width",
+            max_width=1400,
+            margin=(0, 8),
+        )
 
     def publish_state(self, weights: bool = False) -> None:
         self.state.redraw(weights=weights)

@@ -18,6 +18,7 @@ tests/test_wasm.py pins each one: a Panel upgrade that changes one fails there, 
 this file is the one to adapt. Panel is imported inside the functions: the worker imports it
 with the collector paused (import_panel), the prerender only after setting PANEL_CDN_ROOT.
 """
+
 from __future__ import annotations
 
 import gc
@@ -32,12 +33,14 @@ SETTER = "js"
 def install_lazy_importer(index_json: str, base: str, on_loaded=None):
     """Fetch the modules the build left out of the start-up download on first import (app/lazyimport.py)."""
     from .lazyimport import install
+
     return install(index_json, base, fetch_sync, on_loaded)
 
 
 def fetch_sync(url: str) -> bytes:
     """GET with a synchronous XMLHttpRequest (allowed in a Web Worker): an import cannot await."""
     from js import Uint8Array, XMLHttpRequest
+
     xhr = XMLHttpRequest.new()
     xhr.open("GET", url, False)
     xhr.responseType = "arraybuffer"
@@ -70,6 +73,7 @@ def build_app(query: str) -> None:
     from panel.io.pyodide import init_doc
 
     from .main import create_app
+
     init_doc()
     create_app(query).servable()
 
@@ -77,6 +81,7 @@ def build_app(query: str) -> None:
 async def document() -> tuple[str, str, str]:
     """The document build_app made, serialized for BokehJS (the second half of start)."""
     from panel.io.pyodide import write_doc
+
     docs = await write_doc()
     gc.enable()
     gc.freeze()  # what start-up made stays: later collections skip it
@@ -87,6 +92,7 @@ def link(send_patch) -> None:
     """From now on send each change the Python side makes to the page: send_patch(patch, buffers, msg_id)."""
     from panel.io.pyodide import _link_docs_worker
     from panel.io.state import state
+
     _link_docs_worker(state.curdoc, send_patch, setter=SETTER)
 
 
@@ -96,6 +102,7 @@ def apply_patch(patch) -> None:
     from panel.io.state import state
 
     from .intake import apply_patch as through_the_door
+
     through_the_door(state.curdoc, _convert_json_patch(patch), setter=SETTER, strict=True)
 
 
@@ -104,13 +111,19 @@ def source_modules(names_json: str) -> str:
     from the bytecode the build compiled: the tests' view of what start-up really imports."""
     for name in json.loads(names_json):
         importlib.import_module(name)
-    return json.dumps(sorted(n for n, m in list(sys.modules.items())
-                             if (getattr(getattr(m, "__spec__", None), "origin", None) or "").endswith(".py")))
+    return json.dumps(
+        sorted(
+            n
+            for n, m in list(sys.modules.items())
+            if (getattr(getattr(m, "__spec__", None), "origin", None) or "").endswith(".py")
+        )
+    )
 
 
 def pyodide_version() -> str:
     """The Pyodide version Panel pins (and tests with): the one the site ships."""
     from panel.io.convert import PYODIDE_VERSION
+
     return PYODIDE_VERSION.lstrip("v")
 
 
@@ -124,6 +137,7 @@ def prerender(query: str):
     from panel.io.state import set_curdoc, state
 
     from .main import create_view
+
     doc = Document()
     doc._session_context = lambda: MockSessionContext(document=doc)
     with set_curdoc(doc):

@@ -1,5 +1,6 @@
 """What every build step shares: the project's paths, the pinned places, the error the build
 stops with, content hashes and atomic writes (a build that stops half-way leaves no half file)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -74,12 +75,15 @@ def write_atomic(path: Path, data: bytes) -> Path:
     os.replace(part, path)
     return path
 
+
 # Recommended Content-Security-Policy, found with headless Chromium (tests/test_site_e2e.py::
 # test_page_works_under_csp; docs/embedding.md has the evidence):
 #   'wasm-unsafe-eval'  Pyodide compiles WebAssembly (worker)
 #   'unsafe-eval'       Panel's ReactiveHTML (pn.FlexBox, the app's own components) builds its
 #                       scripts with new Function(); Pyodide's run_js (used by Panel) evaluates JS
 #   style 'unsafe-inline'  Bokeh and Panel inject <style> elements into their shadow roots
-CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; "
-       "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
-       "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
+    "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'"
+)

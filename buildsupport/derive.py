@@ -1,6 +1,7 @@
 """Derived files, cached by the hashes of their inputs: the slimmed and compiled wheels, the
 slimmed standard library (each with its *-lazy.zip) and the app archive (app/ + model/ + the
 checkpoint, with bytecode beside the sources)."""
+
 from __future__ import annotations
 
 import json
@@ -17,13 +18,14 @@ from .wheels import OPTIMIZE, compile_list, lazy_path, pack_wheel, split_lazy, u
 from .zips import write_zip
 
 APP_PACKAGES = ("app", "model")
-APP_SUFFIXES = (".py", ".js", ".css", ".html", ".po")   # app/'s browser code, markup, styles and texts travel with it
+APP_SUFFIXES = (".py", ".js", ".css", ".html", ".po")  # app/'s browser code, markup, styles and texts travel with it
 APP_DIR_IN_BROWSER = "/home/pyodide/kv/"  # static/worker.js unpacks the app archive there
 
 
 @dataclass
 class Derived:
     """The cache paths of what the site ships; None where --cdn leaves a file to Pyodide's CDN."""
+
     wheels: list[tuple[Package, Path | None]]
     stdlib: Path | None
     app: Path
@@ -32,6 +34,7 @@ class Derived:
 @dataclass
 class Job:
     """A tree to slim and compile in one Pyodide run, and the archive it becomes."""
+
     source: Path
     rule: str
     out: Path
@@ -45,12 +48,13 @@ def app_tree(dest: Path) -> Path:
     for pkg in APP_PACKAGES:
         for p in sorted((ROOT / pkg).rglob("*")):
             rel = p.relative_to(ROOT)
-            if p.is_file() and "__pycache__" not in rel.parts and (p.suffix in APP_SUFFIXES
-                                                                    or "weights" in rel.parts):
+            if p.is_file() and "__pycache__" not in rel.parts and (p.suffix in APP_SUFFIXES or "weights" in rel.parts):
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(p, dest / rel)
-    manifest = {name: {f: {"url": url, "sha256": sha256_bytes(data)} for f, (url, data) in files.items()}
-                for name, files in checkpoint_assets().items()}
+    manifest = {
+        name: {f: {"url": url, "sha256": sha256_bytes(data)} for f, (url, data) in files.items()}
+        for name, files in checkpoint_assets().items()
+    }
     (dest / "app" / "checkpoints.json").write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return dest
 
@@ -78,8 +82,11 @@ def plan(inputs, runtime: Runtime, packages: list[Package], app_src: Path, mods_
     wheels = [(p, derived_path(inputs, p, mods_key) if p.wheel else None) for p in packages]
     jobs = [Job(p.wheel, p.rule, out, site_packages) for p, out in wheels if out and not out.is_file()]
     stdlib_src = runtime.dir / "python_stdlib.zip"
-    stdlib = None if cdn else (inputs.derived / "stdlib" / f"{sha256_file(stdlib_src)[:16]}-{RECIPE}-{mods_key}"
-                               / "python_stdlib.zip")
+    stdlib = (
+        None
+        if cdn
+        else (inputs.derived / "stdlib" / f"{sha256_file(stdlib_src)[:16]}-{RECIPE}-{mods_key}" / "python_stdlib.zip")
+    )
     if stdlib and not stdlib.is_file():
         jobs.append(Job(stdlib_src, "stdlib", stdlib, f"/lib/{PYTHON_IN_PYODIDE}/"))
     app = inputs.derived / "app" / f"{dir_digest(app_src)[:16]}-{RECIPE}" / "app.zip"
@@ -94,8 +101,13 @@ def unpack_job(job: Job, tree: Path, modules: frozenset) -> dict:
         shutil.copytree(job.source, tree)
         return {"dir": tree.name, "sourceless": False, "prefix": job.prefix}
     unpack_slim(job.source, tree, job.rule)
-    return {"dir": tree.name, "sourceless": True, "prefix": job.prefix, "only": compile_list(tree, modules),
-            "optimize": OPTIMIZE.get(job.rule, 0)}
+    return {
+        "dir": tree.name,
+        "sourceless": True,
+        "prefix": job.prefix,
+        "only": compile_list(tree, modules),
+        "optimize": OPTIMIZE.get(job.rule, 0),
+    }
 
 
 def pack_job(job: Job, tree: Path) -> None:
@@ -125,8 +137,9 @@ def run_jobs(inputs, runtime: Runtime, jobs: list[Job], modules: frozenset) -> N
             pack_job(job, tree)
 
 
-def derive(inputs, runtime: Runtime, packages: list[Package], cpython_modules: list[str],
-           queries: list[str], cdn: bool) -> Derived:
+def derive(
+    inputs, runtime: Runtime, packages: list[Package], cpython_modules: list[str], queries: list[str], cdn: bool
+) -> Derived:
     """Everything the site ships from Python sources: traced, slimmed, compiled, packed, cached."""
     with tempfile.TemporaryDirectory(dir=inputs.cache) as tmp:
         app_src = app_tree(Path(tmp))

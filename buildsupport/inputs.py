@@ -1,6 +1,7 @@
 """The build's inputs, fetched into a cache outside the repository and checked before use: the
 Pyodide npm tarball and the pure wheels against build.lock.json, the compiled Pyodide wheels
 against Pyodide's own lock file. The second build runs offline."""
+
 from __future__ import annotations
 
 import os
@@ -18,6 +19,7 @@ def pip_command() -> list[str]:
     """pip to download wheels with: the running interpreter's, else `pip` on PATH, else uv's."""
     try:
         import pip  # noqa: F401
+
         return [sys.executable, "-m", "pip"]
     except ImportError:
         pass
@@ -40,16 +42,33 @@ def run_tool(cmd: list[str], cwd: Path, what: str, fix: str) -> None:
 
 def npm_pack(version: str, dest: Path) -> Path:
     """`npm pack pyodide@VERSION` into dest: Pyodide's runtime as npm publishes it."""
-    run_tool(["npm", "pack", f"pyodide@{version}", "--silent"], dest, f"`npm pack pyodide@{version}`",
-             "Install Node.js/npm, or copy the tarball into the build cache's downloads/ folder.")
+    run_tool(
+        ["npm", "pack", f"pyodide@{version}", "--silent"],
+        dest,
+        f"`npm pack pyodide@{version}`",
+        "Install Node.js/npm, or copy the tarball into the build cache's downloads/ folder.",
+    )
     return dest / f"pyodide-{version}.tgz"
 
 
 def pip_download(specs: list[str], dest: Path) -> None:
     """`pip download --no-deps` of exact versions into dest: the wheels as PyPI publishes them."""
-    run_tool(pip_command() + ["download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-                              "-q", "-d", str(dest), *specs], dest, f"`pip download {' '.join(specs)}`",
-             "Copy the wheel into the build cache's downloads/ folder.")
+    run_tool(
+        pip_command()
+        + [
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            str(dest),
+            *specs,
+        ],
+        dest,
+        f"`pip download {' '.join(specs)}`",
+        "Copy the wheel into the build cache's downloads/ folder.",
+    )
 
 
 class Inputs:
@@ -72,24 +91,33 @@ class Inputs:
             raise BuildError(
                 f"{path.name}: sha256 mismatch for {path}\n"
                 f"  expected {expected}\n  found    {actual}\n"
-                f"  The file is corrupt or not the recorded one. {how}")
+                f"  The file is corrupt or not the recorded one. {how}"
+            )
         return path
 
     def _fetched(self, name: str, expected_sha: str | None, fetch) -> Path:
         """The cached download `name` (checked), else fetch(tmpdir) -> file, checked, then cached."""
         path = self.downloads / name
         if path.is_file():
-            return self.check(path, expected_sha, f"Delete {path} and build again to download it.") \
-                if expected_sha else path
+            return (
+                self.check(path, expected_sha, f"Delete {path} and build again to download it.")
+                if expected_sha
+                else path
+            )
         self.downloads.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.downloads) as tmp:
             got = fetch(Path(tmp))
             if not got.is_file():
-                raise BuildError(f"{name}: the download gave {sorted(os.listdir(tmp))} instead; "
-                                 f"copy the file to {path}.")
+                raise BuildError(
+                    f"{name}: the download gave {sorted(os.listdir(tmp))} instead; copy the file to {path}."
+                )
             if expected_sha:
-                self.check(got, expected_sha, "The registry returned another file; if the version is meant to "
-                           "change, run `python build.py --update-lock`.")
+                self.check(
+                    got,
+                    expected_sha,
+                    "The registry returned another file; if the version is meant to "
+                    "change, run `python build.py --update-lock`.",
+                )
             os.replace(got, path)
         return path
 
@@ -97,6 +125,7 @@ class Inputs:
         def download(tmp: Path) -> Path:
             log(f"fetching pyodide-{self.version}.tgz with npm pack")
             return npm_pack(self.version, tmp)
+
         return self._fetched(f"pyodide-{self.version}.tgz", expected_sha, download)
 
     def pure_wheel(self, filename: str, expected_sha: str | None) -> Path:
@@ -106,6 +135,7 @@ class Inputs:
             log(f"fetching {filename} with pip download")
             pip_download([f"{name}=={version}"], tmp)
             return tmp / filename
+
         return self._fetched(filename, expected_sha, download)
 
     # -- compiled wheels: not on PyPI nor npm ------------------------------------------------
@@ -161,8 +191,10 @@ class Inputs:
         shas = {e["file_name"]: e["sha256"] for e in entries.values()}
         files = "\n".join(f"  {f}: missing ({why}); sha256 {shas[f]}" for f, why in missing.items())
         looked = "\n".join(f"  {p}/" for p in [self.compiled_dir, *self.extra_wheel_dirs])
-        return (f"{len(missing)} compiled Pyodide wheel(s) missing. Pyodide builds them; pip and npm cannot "
-                f"fetch them.\n{files}\nLooked in:\n{looked}\n"
-                f"Supply them: download each from {self.cdn}<file> into {self.compiled_dir}/, or pass "
-                f"--pyodide-wheels DIR (or set KV_EXPLORABLE_PYODIDE_WHEELS) to a folder that holds them. "
-                f"Or build with --cdn, which loads them from the Pyodide CDN.")
+        return (
+            f"{len(missing)} compiled Pyodide wheel(s) missing. Pyodide builds them; pip and npm cannot "
+            f"fetch them.\n{files}\nLooked in:\n{looked}\n"
+            f"Supply them: download each from {self.cdn}<file> into {self.compiled_dir}/, or pass "
+            f"--pyodide-wheels DIR (or set KV_EXPLORABLE_PYODIDE_WHEELS) to a folder that holds them. "
+            f"Or build with --cdn, which loads them from the Pyodide CDN."
+        )

@@ -2,6 +2,7 @@
 
 `python build.py --update-lock` records new ones: the Pyodide version Panel pins and the installed
 panel and bokeh (the page's JavaScript comes from them, so the wheels must be the same versions)."""
+
 from __future__ import annotations
 
 import json
@@ -31,6 +32,7 @@ def wanted_wheels(lock: dict) -> list[str]:
 def update_lock(cache: Path) -> None:
     """Download the inputs afresh, record their sha256 and keep them in the cache."""
     from app.wasm import pyodide_version
+
     version = pyodide_version()
     lock = load_lock()
     inputs = Inputs(cache, version)

@@ -1,5 +1,6 @@
 """Writing dist/: into a staging folder beside it, then swapped in whole, so a failed build keeps
 the previous site; text files get precompressed copies; build-info.json lists every file's sha256."""
+
 from __future__ import annotations
 
 import gzip
@@ -8,8 +9,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .common import sha256_bytes, sha256_file, write_atomic
 from .site import Site
@@ -23,8 +24,12 @@ def compressors(data: bytes) -> list[tuple[str, Callable[[], bytes]]]:
     """gzip always; zstd too where the tool exists (`build.py serve` sends what the browser accepts)."""
     found = [("gz", lambda: gzip.compress(data, compresslevel=9, mtime=0))]
     if shutil.which("zstd"):
-        found.append(("zst", lambda: subprocess.run(["zstd", "-19", "-q", "-c"], input=data, check=True,
-                                                    capture_output=True).stdout))
+        found.append(
+            (
+                "zst",
+                lambda: subprocess.run(["zstd", "-19", "-q", "-c"], input=data, check=True, capture_output=True).stdout,
+            )
+        )
     return found
 
 

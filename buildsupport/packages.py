@@ -1,5 +1,6 @@
 """What the page runs on: the Pyodide runtime (its npm tarball, unpacked once into the cache) and
 the packages it installs, the compiled ones from Pyodide's distribution, the pure ones from PyPI."""
+
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ COMPILED_PACKAGES = ("numpy", "pyyaml", "markupsafe", "packaging", "nh3")
 @dataclass(frozen=True)
 class Runtime:
     """The unpacked npm package: pyodide.js, the WebAssembly, python_stdlib.zip, pyodide-lock.json."""
+
     dir: Path
 
     @property
@@ -31,9 +33,10 @@ class Runtime:
 @dataclass(frozen=True)
 class Package:
     """One package the page installs."""
-    name: str                  # canonical name, the key in the site's lock file
-    wheel: Path | None         # the checked source wheel; None with --cdn (Pyodide's CDN serves it)
-    rule: str                  # which slimming rule applies (buildsupport/wheels.py DROP)
+
+    name: str  # canonical name, the key in the site's lock file
+    wheel: Path | None  # the checked source wheel; None with --cdn (Pyodide's CDN serves it)
+    rule: str  # which slimming rule applies (buildsupport/wheels.py DROP)
     entry: dict | None = None  # its entry in Pyodide's lock file (compiled packages)
 
 

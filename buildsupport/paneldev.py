@@ -6,6 +6,7 @@ in a Pyodide worker (static/sandbox.js) whose runtime and NumPy wheel this serve
 under /kv-runtime/ (the same pinned, hash-checked files the static site ships). Plain
 `panel serve app/explorable.py` works too: the sandbox then loads Pyodide from its CDN.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,14 +47,22 @@ def serve(port: int = 5006, show: bool = True, cache: Path | None = None, pyodid
     """Serve the explorable at http://127.0.0.1:<port>/explorable until interrupted."""
     runtime = sandbox_runtime(cache or DEFAULT_CACHE, pyodide_wheels)
     os.environ["KV_SANDBOX_RUNTIME"] = json.dumps(
-        {"pyodide": "/kv-runtime/pyodide.js", "indexURL": "/kv-runtime/", "packages": ["numpy"]})
+        {"pyodide": "/kv-runtime/pyodide.js", "indexURL": "/kv-runtime/", "packages": ["numpy"]}
+    )
     import panel as pn
 
     from app.i18n import DEFAULT_LANG, tr
     from app.main import create_app
 
     print(f"serving the explorable at http://127.0.0.1:{port}/explorable  (Ctrl+C to stop)", flush=True)
-    pn.serve({"explorable": lambda: create_app(pn.state.session_args)}, port=port, address="127.0.0.1",
-             websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"], static_dirs={"kv-runtime": str(runtime)},
-             show=show, title=tr(DEFAULT_LANG, "shell_title"), threaded=False,
-             location=False)   # the app reads the URL once (create_app); no second reading by Panel
+    pn.serve(
+        {"explorable": lambda: create_app(pn.state.session_args)},
+        port=port,
+        address="127.0.0.1",
+        websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"],
+        static_dirs={"kv-runtime": str(runtime)},
+        show=show,
+        title=tr(DEFAULT_LANG, "shell_title"),
+        threaded=False,
+        location=False,
+    )  # the app reads the URL once (create_app); no second reading by Panel

@@ -9,6 +9,7 @@ the page's shell (app/state/settings.py), the page scripts and stylesheets the a
 Pyodide version Panel pins, the panel and bokeh versions and the modules CPython imported (the
 fallback when the Pyodide trace cannot run).
 """
+
 from __future__ import annotations
 
 import base64
@@ -39,9 +40,17 @@ def prerender() -> dict:
     from app.main import create_view
     from app.wasm import prerender as prerender_view
     from app.wasm import pyodide_version
-    out = {"pyodide_version": pyodide_version(), "panel_version": panel.__version__,
-           "bokeh_version": bokeh.__version__, "js": [], "css": [], "default_lang": DEFAULT_LANG, "langs": list(LANGS),
-           **previews(LANGS, create_view)}
+
+    out = {
+        "pyodide_version": pyodide_version(),
+        "panel_version": panel.__version__,
+        "bokeh_version": bokeh.__version__,
+        "js": [],
+        "css": [],
+        "default_lang": DEFAULT_LANG,
+        "langs": list(LANGS),
+        **previews(LANGS, create_view),
+    }
     for lang in LANGS:
         _view, js, css = prerender_view(f"?lang={lang}")
         add_new(out["js"], SCRIPT.findall(js))
@@ -53,10 +62,16 @@ def prerender() -> dict:
 def previews(langs, create_view) -> dict:
     """The first paint of every state a URL can ask for (app/figure/snapshot.py), the grid image they share,
     what the build fills in, and the URL's rules the page's shell reads them by (app/state/settings.py)."""
-    from app.main import load_model, settings_for
     from app.figure.snapshot import GRID_URL, PROGRESS, render_states, style
-    out = {"states": {}, "snapshot_style": style(), "grid_placeholder": GRID_URL, "progress_marker": PROGRESS,
-           "query": settings_for(None, load_model()).url_rules()}
+    from app.main import load_model, settings_for
+
+    out = {
+        "states": {},
+        "snapshot_style": style(),
+        "grid_placeholder": GRID_URL,
+        "progress_marker": PROGRESS,
+        "query": settings_for(None, load_model()).url_rules(),
+    }
     for lang in langs:
         for name, data in render_states(create_view, lang):
             if name == "grid":
@@ -81,8 +96,14 @@ class Prerender:
         os.close(fd)
         self.out = Path(name)
         env = dict(os.environ, PYTHONHASHSEED="0", BOKEH_SIMPLE_IDS="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "buildsupport.prerender", str(self.out)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "buildsupport.prerender", str(self.out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
 
     def result(self) -> dict:
         _, err = self.proc.communicate()
@@ -90,7 +111,7 @@ class Prerender:
             raise BuildError(f"prerendering the app in CPython failed:\n{err[-3000:]}")
         return json.loads(self.out.read_text(encoding="utf-8"))
 
-    def __enter__(self) -> "Prerender":
+    def __enter__(self) -> Prerender:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -1,5 +1,6 @@
 """The browser's own Python at build time: Pyodide under Node.js (buildsupport/in_pyodide/run.js)
 compiles the page's modules to its bytecode and traces which ones the page imports at start-up."""
+
 from __future__ import annotations
 
 import json
@@ -20,22 +21,40 @@ RESULT = "@@RESULT@@"
 PAGE_ENV = {"PANEL_CDN_ROOT": SENTINEL_CDN, "BOKEH_RESOURCES": "cdn"}
 
 
-def run_in_pyodide(runtime: Runtime, host: Path, module: str, function: str, arg: str,
-                   paths: list[str] = (), env: dict | None = None) -> str:
+def run_in_pyodide(
+    runtime: Runtime, host: Path, module: str, function: str, arg: str, paths: list[str] = (), env: dict | None = None
+) -> str:
     """module.function(arg) inside Pyodide, with host mounted at /host; its string result."""
     if not shutil.which("node"):
-        raise BuildError("node (Node.js) not found: the build runs Pyodide under Node.js to compile and "
-                         "trace the page's Python. Install Node.js (>= 18).")
+        raise BuildError(
+            "node (Node.js) not found: the build runs Pyodide under Node.js to compile and "
+            "trace the page's Python. Install Node.js (>= 18)."
+        )
     request = host / f".request-{function}.json"
-    request.write_text(json.dumps({"host": str(host), "paths": list(paths), "module": module,
-                                   "function": function, "arg": arg, "env": env or {}}), encoding="utf-8")
-    proc = subprocess.run(["node", str(IN_PYODIDE / "run.js"), str(runtime.dir / "pyodide.js"),
-                           f"{runtime.dir}/", str(request)], capture_output=True, text=True)
+    request.write_text(
+        json.dumps(
+            {
+                "host": str(host),
+                "paths": list(paths),
+                "module": module,
+                "function": function,
+                "arg": arg,
+                "env": env or {},
+            }
+        ),
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        ["node", str(IN_PYODIDE / "run.js"), str(runtime.dir / "pyodide.js"), f"{runtime.dir}/", str(request)],
+        capture_output=True,
+        text=True,
+    )
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT)), None)
     if proc.returncode != 0 or line is None:
-        raise BuildError(f"{module}.{function} in Pyodide under Node.js failed:\n"
-                         f"{(proc.stderr or proc.stdout)[-2000:]}")
-    return line[len(RESULT):]
+        raise BuildError(
+            f"{module}.{function} in Pyodide under Node.js failed:\n{(proc.stderr or proc.stdout)[-2000:]}"
+        )
+    return line[len(RESULT) :]
 
 
 def compile_trees(runtime: Runtime, work: Path, jobs: list[dict]) -> dict:
@@ -47,12 +66,18 @@ def compile_trees(runtime: Runtime, work: Path, jobs: list[dict]) -> dict:
 
 def trace_key(inputs, packages: list[Package], app_src: Path) -> str:
     """The trace depends on the app, the wheels, the tracer and the runtime version."""
-    return short_key(RECIPE, inputs.version, dir_digest(app_src), dir_digest(IN_PYODIDE),
-                     *sorted(p.wheel.name for p in packages if p.wheel))
+    return short_key(
+        RECIPE,
+        inputs.version,
+        dir_digest(app_src),
+        dir_digest(IN_PYODIDE),
+        *sorted(p.wheel.name for p in packages if p.wheel),
+    )
 
 
-def trace_imports(inputs, runtime: Runtime, packages: list[Package], app_src: Path,
-                  queries: list[str]) -> list[str] | None:
+def trace_imports(
+    inputs, runtime: Runtime, packages: list[Package], app_src: Path, queries: list[str]
+) -> list[str] | None:
     """Modules the page's start-up imports in Pyodide (in_pyodide/trace_imports.py), cached; None
     (with a warning) if it cannot run: the build then compiles what CPython imported. With
     KV_EXPLORABLE_STRICT_TRACE set (the tests set it), a trace that fails fails the build."""
@@ -69,10 +94,11 @@ def trace_imports(inputs, runtime: Runtime, packages: list[Package], app_src: Pa
             unpack_slim(package.wheel, work / f"t{i}", package.rule)
             trees.append(f"/host/t{i}")
         try:
-            out = run_in_pyodide(runtime, work, "in_pyodide.trace_imports", "trace", json.dumps(queries),
-                                 trees, PAGE_ENV)
+            out = run_in_pyodide(
+                runtime, work, "in_pyodide.trace_imports", "trace", json.dumps(queries), trees, PAGE_ENV
+            )
         except BuildError as e:
-            if os.environ.get("KV_EXPLORABLE_STRICT_TRACE"):      # the tests: a broken trace is a failure
+            if os.environ.get("KV_EXPLORABLE_STRICT_TRACE"):  # the tests: a broken trace is a failure
                 raise
             log(f"warning: tracing the page's imports failed; compiling what CPython imports instead:\n{e}")
             return None

@@ -2,6 +2,7 @@
 good static host does. Right MIME types (application/wasm), the precompressed copy the browser
 accepts (zstd, gzip), immutable caching for hashed and versioned folders, no-cache for pages, and
 optionally a Content-Security-Policy header on every response."""
+
 from __future__ import annotations
 
 import mimetypes
@@ -13,17 +14,31 @@ from urllib.parse import unquote, urlsplit
 
 from .common import DEFAULT_DIST
 
-MIME = {".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript",
-        ".json": "application/json", ".css": "text/css", ".html": "text/html; charset=utf-8",
-        ".svg": "image/svg+xml", ".whl": "application/octet-stream", ".zip": "application/zip",
-        ".map": "application/json", ".txt": "text/plain; charset=utf-8", ".png": "image/png",
-        ".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".ico": "image/x-icon"}
+MIME = {
+    ".wasm": "application/wasm",
+    ".js": "text/javascript",
+    ".mjs": "text/javascript",
+    ".json": "application/json",
+    ".css": "text/css",
+    ".html": "text/html; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".whl": "application/octet-stream",
+    ".zip": "application/zip",
+    ".map": "application/json",
+    ".txt": "text/plain; charset=utf-8",
+    ".png": "image/png",
+    ".woff2": "font/woff2",
+    ".woff": "font/woff",
+    ".ttf": "font/ttf",
+    ".ico": "image/x-icon",
+}
 IMMUTABLE = ("assets/", "packages/", "pyodide/", "panel/")
 ENCODINGS = (("zstd", ".zst"), ("gzip", ".gz"))
 
 
 class DistHandler(BaseHTTPRequestHandler):
     """Serves files under `root`; `csp`, `immutable` and `on_response` are set per server."""
+
     protocol_version = "HTTP/1.1"
     root: Path
     csp: str | None = None
@@ -47,9 +62,15 @@ class DistHandler(BaseHTTPRequestHandler):
         cache = "public, max-age=31536000, immutable" if rel.startswith(self.immutable) else "no-cache"
         if self.headers.get("If-None-Match") == etag:
             return self.send_body(rel, 304, b"", {"ETag": etag, "Cache-Control": cache}, head=True)
-        headers = {"Content-Type": MIME.get(target.suffix) or mimetypes.guess_type(target.name)[0]
-                   or "application/octet-stream", "Cache-Control": cache, "ETag": etag,
-                   "Vary": "Accept-Encoding", "X-Content-Type-Options": "nosniff"}
+        headers = {
+            "Content-Type": MIME.get(target.suffix)
+            or mimetypes.guess_type(target.name)[0]
+            or "application/octet-stream",
+            "Cache-Control": cache,
+            "ETag": etag,
+            "Vary": "Accept-Encoding",
+            "X-Content-Type-Options": "nosniff",
+        }
         if encoding:
             headers["Content-Encoding"] = encoding
         if self.csp:  # on every response, as hosts with a global header do (the worker gets it too)
@@ -99,12 +120,26 @@ class DistServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def make_server(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = None, host: str = "127.0.0.1",
-                on_response=None, immutable=IMMUTABLE) -> DistServer:
+def make_server(
+    dist: Path = DEFAULT_DIST,
+    port: int = 0,
+    csp: str | None = None,
+    host: str = "127.0.0.1",
+    on_response=None,
+    immutable=IMMUTABLE,
+) -> DistServer:
     """A threaded HTTP server for dist/ (not started); server.url is its address.
     on_response(path, status, body_bytes) is called for every response (benchmarks count bytes)."""
-    handler = type("Handler", (DistHandler,), {"root": Path(dist).resolve(), "csp": csp, "immutable": immutable,
-                                               "on_response": staticmethod(on_response) if on_response else None})
+    handler = type(
+        "Handler",
+        (DistHandler,),
+        {
+            "root": Path(dist).resolve(),
+            "csp": csp,
+            "immutable": immutable,
+            "on_response": staticmethod(on_response) if on_response else None,
+        },
+    )
     server = DistServer((host, port), handler)
     server.url = f"http://{host}:{server.server_address[1]}/"
     return server

@@ -1,6 +1,7 @@
 """The assembly of dist/, one named step per part of the page. Each step adds its files to a Site
 (relative path -> bytes or a file to copy) and its URLs to the page's configuration, the JSON
 static/loader.js reads from index.html."""
+
 from __future__ import annotations
 
 import base64
@@ -27,11 +28,12 @@ RUNTIME_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")
 @dataclass
 class Site:
     """What dist/ will hold, and the page's configuration, before anything is written."""
+
     panel_version: str
     files: dict[str, bytes | Path] = field(default_factory=dict)
     config: dict = field(default_factory=dict)
     preloads: list[str] = field(default_factory=list)
-    inline_snapshot: tuple[str, str] = ("", "")         # the default state's preview, around the progress
+    inline_snapshot: tuple[str, str] = ("", "")  # the default state's preview, around the progress
 
     def add(self, rel: str, data: bytes | Path) -> str:
         self.files[rel] = data
@@ -75,7 +77,7 @@ def add_panel_styles(site: Site) -> None:
 def page_script_file(site: Site, url: str) -> Path:
     """The installed file behind a page script URL of the prerender (Panel's or BokehJS's)."""
     if url.startswith(site.panel_sentinel):
-        src = package_dir("panel") / "dist" / url[len(site.panel_sentinel):]
+        src = package_dir("panel") / "dist" / url[len(site.panel_sentinel) :]
     elif "/bokeh/release/" in url:
         name = re.sub(r"-\d+\.\d+\.\d+(\S*?)\.min\.js$", ".min.js", url.rsplit("/", 1)[1])
         src = package_dir("bokeh") / "server" / "static" / "js" / name
@@ -107,14 +109,20 @@ def add_snapshots(site: Site, pre: dict) -> None:
     they share; the default state's is also written into index.html (it shows before any script
     runs), static/loader.js fetches the one a URL asks for. The URL's rules go with them."""
     grid = site.add_hashed("assets", "grid.png", base64.b64decode(pre["grid"]))
-    states = {name: site.rewrite(doc).replace(pre["grid_placeholder"], grid)
-              for name, doc in sorted(pre["states"].items())}
+    states = {
+        name: site.rewrite(doc).replace(pre["grid_placeholder"], grid) for name, doc in sorted(pre["states"].items())
+    }
     folder = "assets/states-" + sha256_bytes(json.dumps(states).encode())[:10] + "/"
     for name, doc in states.items():
         site.add(folder + name, doc.encode())
     inline = f"{pre['default_lang']}-cache-{pre['query']['params']['t']['bounds'][0]}"
-    site.config.update(states=folder, defaultLang=pre["default_lang"], inlineState=inline,
-                       progressMarker=pre["progress_marker"], query=pre["query"])
+    site.config.update(
+        states=folder,
+        defaultLang=pre["default_lang"],
+        inlineState=inline,
+        progressMarker=pre["progress_marker"],
+        query=pre["query"],
+    )
     top, bottom = states[inline + ".html"].split(pre["progress_marker"])
     site.inline_snapshot = (pre["snapshot_style"] + top, bottom)
 
@@ -147,24 +155,39 @@ def lock_entry(site: Site, package, path: Path | None, cdn: str | None) -> dict:
         file_name, sha = site.add_by_hash("packages", path)
         version = path.name.split("-")[1]
         imports = package.entry["imports"] if package.entry else wheel_imports(path)
-    return {"name": package.name, "version": version, "file_name": file_name, "install_dir": "site",
-            "sha256": sha, "package_type": "package", "imports": imports, "depends": [],
-            "unvendored_tests": False, "shared_library": False}
+    return {
+        "name": package.name,
+        "version": version,
+        "file_name": file_name,
+        "install_dir": "site",
+        "sha256": sha,
+        "package_type": "package",
+        "imports": imports,
+        "depends": [],
+        "unvendored_tests": False,
+        "shared_library": False,
+    }
 
 
 def add_packages(site: Site, derived: Derived, pyodide_lock: dict, cdn: str | None) -> None:
     """The wheels and the site's own Pyodide lock file, which loadPyodide installs them from."""
     packages = {package.name: lock_entry(site, package, path, cdn) for package, path in derived.wheels}
     lock = {"info": pyodide_lock["info"], "packages": packages}
-    site.config.update(lock=site.add_hashed("assets", "pyodide-lock.json", json.dumps(lock, indent=1).encode()),
-                       packageBaseUrl="./", packages=sorted(packages))
+    site.config.update(
+        lock=site.add_hashed("assets", "pyodide-lock.json", json.dumps(lock, indent=1).encode()),
+        packageBaseUrl="./",
+        packages=sorted(packages),
+    )
 
 
 def add_lazy_modules(site: Site, derived: Derived, version: str) -> None:
     """The *-lazy.zip archives and their index: fetched on first import (app/lazyimport.py)."""
     lazy = {"archives": [], "modules": {}}
-    places = [(lazy_path(path), f"/lib/{PYTHON_IN_PYODIDE}/site-packages", "packages")
-              for _, path in derived.wheels if path is not None]
+    places = [
+        (lazy_path(path), f"/lib/{PYTHON_IN_PYODIDE}/site-packages", "packages")
+        for _, path in derived.wheels
+        if path is not None
+    ]
     if derived.stdlib is not None:
         places.append((lazy_path(derived.stdlib), f"/lib/{PYTHON_IN_PYODIDE}/kv-lazy-stdlib", f"pyodide/{version}"))
     for archive, root, folder in places:
@@ -192,10 +215,15 @@ def add_sandbox(site: Site) -> None:
     NumPy wheel as the app, and the lazy-import finder so its standard library is whole too."""
     cfg = site.config
     site.config["sandbox"] = {
-        "worker": add_static(site, "sandbox.js"), "pyodide": cfg["pyodide"], "indexURL": cfg["indexURL"],
-        "stdLibURL": cfg["stdlib"], "lockFileURL": cfg["lock"], "packageBaseUrl": cfg["packageBaseUrl"],
+        "worker": add_static(site, "sandbox.js"),
+        "pyodide": cfg["pyodide"],
+        "indexURL": cfg["indexURL"],
+        "stdLibURL": cfg["stdlib"],
+        "lockFileURL": cfg["lock"],
+        "packageBaseUrl": cfg["packageBaseUrl"],
         "packages": ["numpy"],
-        "lazy": {"index": cfg["lazy"], "base": cfg["packageBaseUrl"], "module": "app.wasm"}}
+        "lazy": {"index": cfg["lazy"], "base": cfg["packageBaseUrl"], "module": "app.wasm"},
+    }
 
 
 def add_static(site: Site, name: str) -> str:
@@ -206,19 +234,25 @@ def add_shell_css(site: Site) -> str:
     """The shell's stylesheet, after the palette's roles it reads (--kv-*, from app/style: one
     palette for the app and its shell)."""
     from app.style import palette_css
-    return site.add_hashed("assets", "style.css", (palette_css() + (STATIC / "style.css").read_text(encoding="utf-8")).encode())
+
+    return site.add_hashed(
+        "assets", "style.css", (palette_css() + (STATIC / "style.css").read_text(encoding="utf-8")).encode()
+    )
 
 
 def shell_fills() -> dict[str, str]:
     """index.html's texts (its {{shell_*}} markers) in the default language, from the catalogs
     (app/i18n); the noscript note in every language (without scripts, no other language is shown)."""
     from app.i18n import DEFAULT_LANG, LANGS, shell_text
+
     texts = shell_text()
     fills = {f"{{{{{key}}}}}": html.escape(text) for key, text in texts[DEFAULT_LANG].items()}
     notes = {}
     for lang in LANGS:
         notes.setdefault(texts[lang]["shell_noscript"], lang)
-    fills["{{NOSCRIPT}}"] = " / ".join(f'<span lang="{lang}">{html.escape(text)}</span>' for text, lang in notes.items())
+    fills["{{NOSCRIPT}}"] = " / ".join(
+        f'<span lang="{lang}">{html.escape(text)}</span>' for text, lang in notes.items()
+    )
     fills["{{LANG}}"] = DEFAULT_LANG
     return fills
 
@@ -228,12 +262,20 @@ def add_pages(site: Site) -> None:
     in every language, for static/loader.js), the shell's texts, the inline snapshot and the page
     scripts; the worker, loader, stylesheet and icon; embed.html and _headers as they are."""
     from app.i18n import shell_text
+
     site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/", text=shell_text())
-    fills = {**shell_fills(), "{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
-             "{{LOADER}}": add_static(site, "loader.js"), "{{URLQUERY}}": add_static(site, "urlquery.js"),
-             "{{CSS}}": add_shell_css(site), "{{ICON}}": add_static(site, "favicon.svg"),
-             "{{PAGE_SCRIPTS}}": "\n".join(site.preloads), "{{SNAPSHOT_STATE}}": site.config["inlineState"],
-             "{{SNAPSHOT_TOP}}": site.inline_snapshot[0], "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1]}
+    fills = {
+        **shell_fills(),
+        "{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
+        "{{LOADER}}": add_static(site, "loader.js"),
+        "{{URLQUERY}}": add_static(site, "urlquery.js"),
+        "{{CSS}}": add_shell_css(site),
+        "{{ICON}}": add_static(site, "favicon.svg"),
+        "{{PAGE_SCRIPTS}}": "\n".join(site.preloads),
+        "{{SNAPSHOT_STATE}}": site.config["inlineState"],
+        "{{SNAPSHOT_TOP}}": site.inline_snapshot[0],
+        "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1],
+    }
     page = (STATIC / "index.html").read_text(encoding="utf-8")
     unknown = sorted(set(re.findall(r"\{\{\w+\}\}", page)) - set(fills))
     if unknown:

@@ -1,6 +1,7 @@
 """Wheels as the page gets them: slimmed (no tests, no JS the page loads as files, no tools), the
 modules the app imports at start-up compiled, the others moved to a *-lazy.zip fetched on first
 import (app/lazyimport.py), and repacked with a valid, empty RECORD."""
+
 from __future__ import annotations
 
 import csv
@@ -18,20 +19,42 @@ DROP = {
     "numpy": re.compile(r"^numpy/(f2py|_pyinstaller|doc)/|^numpy/_core/include/"),
     # Pyodide's standard library: the REPL, docs data, tools and network clients the page never uses,
     # and the codecs nobody decodes with here.
-    "stdlib": re.compile(r"^(_pyrepl|pydoc_data|idlelib|turtledemo|ensurepip|venv|lib2to3|tkinter|xmlrpc|"
-                         r"wsgiref)/|^(imaplib|mailbox|smtplib|ftplib|poplib|nntplib|telnetlib)\.py$|"
-                         r"^encodings/(?!(__init__|aliases|utf_8|utf_8_sig|utf_16|utf_16_le|utf_16_be|utf_32|"
-                         r"utf_32_le|utf_32_be|latin_1|ascii|cp1252|cp437|idna|punycode|raw_unicode_escape|"
-                         r"unicode_escape|charmap|base64_codec|hex_codec|undefined)\.py$)"),
+    "stdlib": re.compile(
+        r"^(_pyrepl|pydoc_data|idlelib|turtledemo|ensurepip|venv|lib2to3|tkinter|xmlrpc|"
+        r"wsgiref)/|^(imaplib|mailbox|smtplib|ftplib|poplib|nntplib|telnetlib)\.py$|"
+        r"^encodings/(?!(__init__|aliases|utf_8|utf_8_sig|utf_16|utf_16_le|utf_16_be|utf_32|"
+        r"utf_32_le|utf_32_be|latin_1|ascii|cp1252|cp437|idna|punycode|raw_unicode_escape|"
+        r"unicode_escape|charmap|base64_codec|hex_codec|undefined)\.py$)"
+    ),
 }
 # Bytecode without docstrings and asserts (like python -OO) for the standard library, which
 # CPython tests in that mode (saves ~0.35 MB). NumPy is not safe this way (its add_newdoc needs
 # the docstrings when sys.flags.optimize is 0: TypeError at import), nor checked for the others.
 OPTIMIZE = {"stdlib": 2}
 # Imported in the browser but not by the traced start-up (or only when the trace fails): compiled too.
-EXTRA_IMPORTS = ("pyodide", "_pyodide", "pyodide_http", "panel.io.pyodide", "encodings", "zipimport",
-                 "importlib", "asyncio", "json", "ast", "inspect", "typing", "pathlib", "zipfile", "tarfile",
-                 "_colorize", "_opcode_metadata", "_sysconfigdata*", "numpy._core", "numpy.linalg", "packaging")
+EXTRA_IMPORTS = (
+    "pyodide",
+    "_pyodide",
+    "pyodide_http",
+    "panel.io.pyodide",
+    "encodings",
+    "zipimport",
+    "importlib",
+    "asyncio",
+    "json",
+    "ast",
+    "inspect",
+    "typing",
+    "pathlib",
+    "zipfile",
+    "tarfile",
+    "_colorize",
+    "_opcode_metadata",
+    "_sysconfigdata*",
+    "numpy._core",
+    "numpy.linalg",
+    "packaging",
+)
 
 
 def module_name(rel: str) -> str:
@@ -43,14 +66,16 @@ def module_name(rel: str) -> str:
 def imported(rel: str, modules: frozenset) -> bool:
     """Whether the page imports this file at start-up (traced, or listed in EXTRA_IMPORTS)."""
     name = module_name(rel)
-    return name in modules or any(name == e or name.startswith(e + ".") or (e[-1] == "*" and name.startswith(e[:-1]))
-                                  for e in EXTRA_IMPORTS)
+    return name in modules or any(
+        name == e or name.startswith(e + ".") or (e[-1] == "*" and name.startswith(e[:-1])) for e in EXTRA_IMPORTS
+    )
 
 
 def compile_list(tree: Path, modules: frozenset) -> list[str]:
     """The .py files of a tree to ship as bytecode: those the page imports at start-up."""
-    return sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py")
-                  if imported(p.relative_to(tree).as_posix(), modules))
+    return sorted(
+        p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if imported(p.relative_to(tree).as_posix(), modules)
+    )
 
 
 def unpack_slim(whl: Path, dest: Path, name: str) -> None:
@@ -95,8 +120,11 @@ def split_lazy(tree: Path, lazy_zip: Path) -> None:
     files = lazy_files(tree)
     if not files:
         return
-    index = {module_name(p.relative_to(tree).as_posix()): [p.relative_to(tree).as_posix(), p.name == "__init__.py"]
-             for p in files if p.suffix == ".py"}
+    index = {
+        module_name(p.relative_to(tree).as_posix()): [p.relative_to(tree).as_posix(), p.name == "__init__.py"]
+        for p in files
+        if p.suffix == ".py"
+    }
     write_zip(tree, lazy_zip, files)
     lazy_zip.with_suffix(".json").write_text(json.dumps(index, sort_keys=True), encoding="utf-8")
     for p in files:

@@ -7,12 +7,13 @@ Stored (not deflated) by default: the server sends the whole archive compressed 
 copies buildsupport/output.py writes beside it), which is 15-40% smaller than deflating each file
 on its own (numpy's wheel 2.69 -> 1.92 MB, the standard library 2.04 -> 1.48 MB with zstd), and
 the browser decompresses it off the worker's thread."""
+
 from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 

@@ -37,7 +37,7 @@ class BatchCache:
         self.k, self.v, self.valid, self.lengths = k, v, valid, lengths
 
     @classmethod
-    def empty(cls, cfg, B: int) -> "BatchCache":
+    def empty(cls, cfg, B: int) -> BatchCache:
         shape = (B, cfg.n_kv_heads, 0, cfg.d_head)
         return cls([np.zeros(shape) for _ in range(cfg.n_layers)], [np.zeros(shape) for _ in range(cfg.n_layers)],
                    np.zeros((B, 0), dtype=bool), np.zeros(B, dtype=np.int64))
@@ -48,7 +48,7 @@ class BatchCache:
 
     append = KVCache.append                  # the same: (B, H_kv, n, d_k) at the end of the slots
 
-    def copy(self) -> "BatchCache":
+    def copy(self) -> BatchCache:
         """A cache that can grow without touching this one (no array is written in place)."""
         return BatchCache(list(self.k), list(self.v), self.valid, self.lengths)
 

@@ -17,8 +17,7 @@ import sys
 
 import numpy as np
 
-from .timing import (cached_seconds, full_seconds, position_row, rows_summary, table_positions,
-                     window_ids)
+from .timing import cached_seconds, full_seconds, position_row, rows_summary, table_positions, window_ids
 
 
 def measure_position(gpt, ids, t: int, **kw) -> dict:

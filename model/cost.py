@@ -194,12 +194,12 @@ class Architecture:
     def kv_bytes_per_token(self, bytes_per_number: float) -> float:
         return kv_bytes_per_token(self.n_layers, self.n_kv_heads, self.d_head, bytes_per_number)
 
-    def full_attention(self) -> "Architecture":
+    def full_attention(self) -> Architecture:
         """The same model with one key/value head per query head."""
         return replace(self, n_kv_heads=self.n_heads)
 
     @classmethod
-    def of(cls, cfg) -> "Architecture":
+    def of(cls, cfg) -> Architecture:
         """A mini-GPT's, from its Config: its parameters counted, its window the rows of P."""
         return cls(n_params(cfg), cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.n_ctx)
 

@@ -176,7 +176,7 @@ class KVCache:
         self.v = v
 
     @classmethod
-    def empty(cls, cfg: Config) -> "KVCache":
+    def empty(cls, cfg: Config) -> KVCache:
         shape = (cfg.n_kv_heads, 0, cfg.d_head)
         return cls([np.zeros(shape) for _ in range(cfg.n_layers)],
                    [np.zeros(shape) for _ in range(cfg.n_layers)])
@@ -196,7 +196,7 @@ class KVCache:
         self.k = [a[..., :t, :] for a in self.k]
         self.v = [a[..., :t, :] for a in self.v]
 
-    def copy(self) -> "KVCache":
+    def copy(self) -> KVCache:
         """A cache that can grow without touching this one."""
         return KVCache(list(self.k), list(self.v))
 
@@ -229,7 +229,7 @@ class MiniGPT:
 
     # -- construction ----------------------------------------------------------
     @classmethod
-    def load(cls, weights=None, tokenizer=None) -> "MiniGPT":
+    def load(cls, weights=None, tokenizer=None) -> MiniGPT:
         """The committed checkpoint, or the weights given: a path, or the name of one of
         `model.checkpoint.VARIANTS` ("kv2", "kv1", "draft"). Raises CheckpointError, with
         the path, what is wrong and how to fix it, if a file is missing or unusable."""
@@ -237,7 +237,7 @@ class MiniGPT:
         return cls(params, config, tok)
 
     @classmethod
-    def random(cls, config: Config | None = None, seed: int = 0, tokenizer=None) -> "MiniGPT":
+    def random(cls, config: Config | None = None, seed: int = 0, tokenizer=None) -> MiniGPT:
         config = config or Config()
         return cls(init_params(config, seed), config, tokenizer)
 

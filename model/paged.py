@@ -124,7 +124,7 @@ class PagedKVCache:
         self.lengths: list[int] = list(lengths or [0] * pool.config.n_layers)
 
     @classmethod
-    def empty(cls, pool: BlockPool) -> "PagedKVCache":
+    def empty(cls, pool: BlockPool) -> PagedKVCache:
         return cls(pool)
 
     def __len__(self) -> int:
@@ -183,7 +183,7 @@ class PagedKVCache:
         self.table = self.table[:keep]
         self.lengths = [t] * len(self.lengths)
 
-    def fork(self) -> "PagedKVCache":
+    def fork(self) -> PagedKVCache:
         """A second sequence with the same positions, sharing every block (counts + 1)."""
         for b in self.table:
             self.pool.retain(b)

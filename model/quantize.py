@@ -51,12 +51,12 @@ class Stored:
     codes: np.ndarray
     scales: np.ndarray | None = None
 
-    def __add__(self, other: "Stored") -> "Stored":
+    def __add__(self, other: Stored) -> Stored:
         """Positions of `other` after these."""
         cat = lambda a, b: None if a is None else np.concatenate([a, b], axis=1)
         return Stored(cat(self.codes, other.codes), cat(self.scales, other.scales))
 
-    def first(self, t: int) -> "Stored":
+    def first(self, t: int) -> Stored:
         return Stored(self.codes[:, :t], None if self.scales is None else self.scales[:, :t])
 
     @property
@@ -121,7 +121,7 @@ class QuantizedKVCache:
         self.fmt, self._k, self._v = fmt, keys, values
 
     @classmethod
-    def empty(cls, cfg, fmt: str) -> "QuantizedKVCache":
+    def empty(cls, cfg, fmt: str) -> QuantizedKVCache:
         if fmt not in FORMATS:
             raise ValueError(f"unknown cache format {fmt!r}: one of {FORMATS}")
         if fmt == "int4" and cfg.d_head % 2:
@@ -152,7 +152,7 @@ class QuantizedKVCache:
         self._k = [s.first(t) for s in self._k]
         self._v = [s.first(t) for s in self._v]
 
-    def copy(self) -> "QuantizedKVCache":
+    def copy(self) -> QuantizedKVCache:
         return QuantizedKVCache(self.fmt, list(self._k), list(self._v))
 
     @property

@@ -74,8 +74,9 @@ from __future__ import annotations
 
 import sys
 from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -169,12 +170,12 @@ class Scheduler:
         self.t += 1
         return cells
 
-    def run(self) -> "Schedule":
+    def run(self) -> Schedule:
         while not self.done:
             self.step()
         return self.schedule()
 
-    def schedule(self) -> "Schedule":
+    def schedule(self) -> Schedule:
         return Schedule(self.policy, len(self.slots), self.tickets, self.steps)
 
 

@@ -138,7 +138,7 @@ class Speculative:
         self.counts.target_rows += len(rows)
         return np.array([self.dist(z) for z in logits[-(len(drafts) + bonus):]])
 
-    def begin(self, k: int) -> "Round":
+    def begin(self, k: int) -> Round:
         """Phase 1: the draft proposes up to k tokens (see the module's doc)."""
         n, n_ctx = len(self.ids), self.target.config.n_ctx
         position_rows(self.target.params["wpe"], [n])      # the next token's position: IndexError past n_ctx
@@ -146,11 +146,11 @@ class Speculative:
         drafts, q = self.propose(k) if k else ([], np.zeros((0, 1)))
         return Round(n, k, drafts, q, bonus=n + k < n_ctx)
 
-    def check_round(self, r: "Round") -> None:
+    def check_round(self, r: Round) -> None:
         """Phase 2: the mini-GPT's one pass over the last token and the drafts."""
         r.p = self.check(r.drafts, r.bonus)
 
-    def decide(self, r: "Round") -> list[int]:
+    def decide(self, r: Round) -> list[int]:
         """Phase 3: the acceptance rule, the new tokens, and the rejected rows cut off both caches.
         -> the tokens the round wrote."""
         r.accepted, r.next = verify(r.p, r.q, r.drafts, self.rng)

@@ -136,7 +136,7 @@ class Tokenizer:
 
     # -- learning ------------------------------------------------------------
     @classmethod
-    def train(cls, text: str, vocab_size: int = 512) -> "Tokenizer":
+    def train(cls, text: str, vocab_size: int = 512) -> Tokenizer:
         """Learn merges on `text` until the vocabulary has `vocab_size` entries.
 
         Deterministic: the most frequent adjacent pair is merged; ties go to
@@ -184,13 +184,13 @@ class Tokenizer:
         Path(path).write_text(self.to_json(), encoding="utf-8")
 
     @classmethod
-    def from_dict(cls, data) -> "Tokenizer":
+    def from_dict(cls, data) -> Tokenizer:
         """A tokenizer from what `to_dict` wrote, checked whole: ValueError saying what is wrong."""
         check_fields(data)
         return cls(check_alphabet(data["alphabet"]), check_merges(data["merges"], data["alphabet"]))
 
     @classmethod
-    def load(cls, path) -> "Tokenizer":
+    def load(cls, path) -> Tokenizer:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 

@@ -20,8 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import (METRICS, TOKENIZER, WEIGHTS, CheckpointError, load_tokenizer, save_metrics, save_weights,
-                         stored_precision)
+from .checkpoint import (
+    METRICS,
+    TOKENIZER,
+    WEIGHTS,
+    CheckpointError,
+    load_tokenizer,
+    save_metrics,
+    save_weights,
+    stored_precision,
+)
 from .config import Config
 from .gpt import MiniGPT, init_params
 from .threads import one_blas_thread

@@ -465,6 +465,7 @@ def main(argv=None) -> int:
     import argparse
     import os
     from pathlib import Path
+
     from .threads import one_blas_thread
     from .train import DEFAULT_CORPUS, all_windows
     ap = argparse.ArgumentParser(description="Quantized weights: the chapter's table, measured here.")

@@ -5,6 +5,7 @@ repository), checked against the sha256 recorded here, and its axe.min.js inject
 
     violations(page)   -> the serious and critical violations, each as "rule: help (n) targets"
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,22 +17,24 @@ import tarfile
 import pytest
 
 AXE_VERSION = "4.14.1"
-AXE_SHA256 = "e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745"    # axe-core-4.14.1.tgz
+AXE_SHA256 = "e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745"  # axe-core-4.14.1.tgz
 IMPACTS = ("serious", "critical")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def axe_source() -> str:
     """axe.min.js of the pinned axe-core, from the cache (npm pack on the first run); skips without npm."""
     import build
+
     folder = build.DEFAULT_CACHE / "npm"
     tarball = folder / f"axe-core-{AXE_VERSION}.tgz"
     if not tarball.is_file():
         if shutil.which("npm") is None:
             pytest.skip("npm not found: it fetches axe-core (apt-get install npm)")
         folder.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent"], cwd=folder,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            ["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent"], cwd=folder, capture_output=True, text=True
+        )
         if done.returncode != 0 or not tarball.is_file():
             pytest.skip(f"npm pack axe-core@{AXE_VERSION} failed: {done.stderr.strip()[-300:]}")
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
@@ -45,9 +48,12 @@ def violations(page, impacts=IMPACTS) -> list[str]:
     best practices) and list the violations of the given impacts."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(content=axe_source())
-    found = page.evaluate("""async (impacts) => {
+    found = page.evaluate(
+        """async (impacts) => {
       const result = await axe.run(document, {resultTypes: ['violations']});
       return result.violations.filter((v) => impacts.includes(v.impact)).map((v) =>
         `${v.id}: ${v.help} (${v.nodes.length}) ` + v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(' '));
-    }""", list(impacts))
+    }""",
+        list(impacts),
+    )
     return found

@@ -7,6 +7,7 @@ Serves the static site, opens the page in headless Chromium, opens the two secti
 figure, runs each one's measurement and prints its table as the reader sees it (and its sentences).
 The same in CPython: `python -m model.bench_extras`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,11 +17,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SECTIONS = (   # card title, run button, status, table, the sentences under it
-    ("Many conversations at once: batching", "Measure the batch in my browser", "batch-status", "batch-table",
-     "batch-explain"),
-    ("The draft and the check: speculative decoding", "Measure speculation in my browser", "spec-status",
-     "spec-table", "spec-explain"),
+SECTIONS = (  # card title, run button, status, table, the sentences under it
+    (
+        "Many conversations at once: batching",
+        "Measure the batch in my browser",
+        "batch-status",
+        "batch-table",
+        "batch-explain",
+    ),
+    (
+        "The draft and the check: speculative decoding",
+        "Measure speculation in my browser",
+        "spec-status",
+        "spec-table",
+        "spec-explain",
+    ),
 )
 
 
@@ -34,6 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dist", type=Path, default=ROOT / "dist")
     args = ap.parse_args(argv)
     from tests.browser import chromium, open_card, open_page, serve, wait_ready
+
     if not (args.dist / "index.html").is_file():
         print(f"{args.dist} is not built: run `python build.py` first", file=sys.stderr)
         return 2
@@ -41,8 +53,10 @@ def main(argv=None) -> int:
         page, _ = open_page(browser, url + "index.html?lang=en", width=1200)
         wait_ready(page)
         agent = page.evaluate("navigator.userAgent")
-        print(f"Pyodide in headless Chromium ({agent.split(')')[0].split('(')[-1]}; "
-              f"{page.evaluate('navigator.hardwareConcurrency')} cores)")
+        print(
+            f"Pyodide in headless Chromium ({agent.split(')')[0].split('(')[-1]}; "
+            f"{page.evaluate('navigator.hardwareConcurrency')} cores)"
+        )
         for title, button, status, table, explain in SECTIONS:
             open_card(page, title)
             page.get_by_role("button", name=button, exact=True).click()

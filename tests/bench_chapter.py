@@ -10,6 +10,7 @@ BLAS, one thread) under Node.js.
 Each time is the best of a few calls (time.perf_counter). The corpus (MARIANELA) gives the
 held-out text; without it the held-out measurements are left out.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,25 +40,34 @@ def run(corpus: str | None) -> None:
 
     import numpy as np
 
-    from model import KVCache, MiniGPT, generate
-    from model import paged, scheduler, wquant
+    from model import KVCache, MiniGPT, generate, paged, scheduler, wquant
+
     print(f"Python {platform.python_version()} ({sys.platform}), NumPy {np.__version__}")
     gpt = MiniGPT.load()
     line = lambda what, s: print(f"  {what:<58} {s * 1e3:>9.1f} ms")
     lengths, arrivals = scheduler.chapter_workload()
-    line("scheduler.compare: the chapter's 64 requests, both policies", best(lambda: scheduler.compare(lengths, 8, arrivals))[1])
+    line(
+        "scheduler.compare: the chapter's 64 requests, both policies",
+        best(lambda: scheduler.compare(lengths, 8, arrivals))[1],
+    )
     reqs = scheduler.window_requests(gpt.tokenizer)
     for p in scheduler.POLICIES:
-        line(f"scheduler.serve: 16 window requests, 4 slots, {p}", best(lambda p=p: scheduler.serve(gpt, reqs, 4, p), 2)[1])
+        line(
+            f"scheduler.serve: 16 window requests, 4 slots, {p}",
+            best(lambda p=p: scheduler.serve(gpt, reqs, 4, p), 2)[1],
+        )
     ids = generate(gpt, "La Nela", 62, seed=0)
 
     def window(cache):
         gpt.prefill(ids[:2], cache)
         for tok in ids[2:]:
             gpt.step(tok, cache)
+
     line("62 steps on a KVCache", best(lambda: window(KVCache.empty(gpt.config)))[1])
-    line("62 steps on a PagedKVCache (blocks of 8)",
-         best(lambda: window(paged.PagedKVCache(paged.BlockPool(gpt.config, 64, 8))))[1])
+    line(
+        "62 steps on a PagedKVCache (blocks of 8)",
+        best(lambda: window(paged.PagedKVCache(paged.BlockPool(gpt.config, 64, 8))))[1],
+    )
     line("paged.run_scenario (blocks of 4, 18 steps)", best(lambda: paged.run_scenario(gpt, 4), 2)[1])
     for s in ("int8-row", "nf4"):
         line(f"wquant.quantized_model(gpt, {s!r})", best(lambda s=s: wquant.quantized_model(gpt, s))[1])
@@ -65,13 +75,18 @@ def run(corpus: str | None) -> None:
     texts, t = best(lambda: wquant.greedy_texts(gpt, prompts, 40), 2)
     line("wquant.greedy_texts: 4 prompts x 40 tokens", t)
     q = wquant.quantized_model(gpt, "int4-group32")
-    line("wquant.agreement: those 160 positions", best(lambda: wquant.agreement(q, texts, [len(p) for p in prompts]))[1])
+    line(
+        "wquant.agreement: those 160 positions", best(lambda: wquant.agreement(q, texts, [len(p) for p in prompts]))[1]
+    )
     line("wquant.acceptance: the same, k = 4", best(lambda: wquant.acceptance(gpt, q, prompts, 40, 4), 2)[1])
     if corpus and Path(corpus).is_file():
         held = wquant.held_out_ids(gpt.tokenizer, Path(corpus).read_text(encoding="utf-8"))
         line("wquant.held_out_loss: 8 windows of 65 tokens", best(lambda: wquant.held_out_loss(q, held, 8))[1])
         line("wquant.held_out_loss: all 98 windows", best(lambda: wquant.held_out_loss(q, held), 1)[1])
-        line("wquant.report: 8 rows, 8 prompts x 56, 8 windows", best(lambda: wquant.report(gpt, held, n_windows=8), 1)[1])
+        line(
+            "wquant.report: 8 rows, 8 prompts x 56, 8 windows",
+            best(lambda: wquant.report(gpt, held, n_windows=8), 1)[1],
+        )
 
 
 RUNNER = r"""
@@ -96,14 +111,27 @@ def in_pyodide(corpus: Path) -> int:
     wheels_dir = Path(os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", cache / "pyodide-0.29.3"))
     wheels = sorted(wheels_dir.glob("numpy-*-pyodide_*.whl"))
     if not runtimes or not wheels:
-        print(f"no Pyodide runtime under {cache / 'derived'} or no NumPy wheel in {wheels_dir}: "
-              f"run `python build.py` first", file=sys.stderr)
+        print(
+            f"no Pyodide runtime under {cache / 'derived'} or no NumPy wheel in {wheels_dir}: "
+            f"run `python build.py` first",
+            file=sys.stderr,
+        )
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         js = Path(tmp) / "run.js"
         js.write_text(RUNNER, encoding="utf-8")
-        return subprocess.run(["node", str(js), str(runtimes[-1]), f"{runtimes[-1].parent}/", str(wheels[-1]),
-                               str(ROOT), str(corpus.parent), f"/corpus/{corpus.name}"]).returncode
+        return subprocess.run(
+            [
+                "node",
+                str(js),
+                str(runtimes[-1]),
+                f"{runtimes[-1].parent}/",
+                str(wheels[-1]),
+                str(ROOT),
+                str(corpus.parent),
+                f"/corpus/{corpus.name}",
+            ]
+        ).returncode
 
 
 def main(argv=None) -> int:
@@ -114,6 +142,7 @@ def main(argv=None) -> int:
     if args.pyodide:
         return in_pyodide(corpus)
     from model.threads import one_blas_thread
+
     one_blas_thread()
     run(str(corpus))
     return 0

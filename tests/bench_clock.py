@@ -8,6 +8,7 @@ times and prints, for each run, the clock's ratio at the last position (without 
 then their median, the largest deviation from it and whether any run showed the cache slower.
 The goal (issue 10): every run within ±25 % of the median, none below 1. A benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,13 @@ def last_row(page) -> dict:
     """The lab table's last row: position, ms with and without the cache, the clock's ratio."""
     cells = page.locator("[data-testid=lab-table] tbody tr").last.locator("td").all_inner_texts()
     number = lambda s: float(plain(s).replace("ms", "").replace("×", ""))
-    return {"t": int(cells[0]), "cached_ms": number(cells[3]), "full_ms": number(cells[4]),
-            "ratio": number(cells[5].split("(")[0]), "spread": re.sub(r"\s", "", cells[5].split("(")[1].rstrip(")"))}
+    return {
+        "t": int(cells[0]),
+        "cached_ms": number(cells[3]),
+        "full_ms": number(cells[4]),
+        "ratio": number(cells[5].split("(")[0]),
+        "spread": re.sub(r"\s", "", cells[5].split("(")[1].rstrip(")")),
+    }
 
 
 def run_lab(page, run: int) -> dict:
@@ -65,14 +71,19 @@ def main(argv=None) -> int:
         for run in range(1, args.runs + 1):
             row = run_lab(page, run)
             rows.append(row)
-            print(f"run {run}: t = {row['t']}: {row['cached_ms']:.3f} ms with the cache, {row['full_ms']:.3f} ms "
-                  f"without; clock {row['ratio']:.1f}x (samples {row['spread']}), count {row['t']}x", flush=True)
+            print(
+                f"run {run}: t = {row['t']}: {row['cached_ms']:.3f} ms with the cache, {row['full_ms']:.3f} ms "
+                f"without; clock {row['ratio']:.1f}x (samples {row['spread']}), count {row['t']}x",
+                flush=True,
+            )
     ratios = [r["ratio"] for r in rows]
     med = statistics.median(ratios)
     worst = max(abs(r / med - 1) for r in ratios)
-    print(f"{'busy loop on core 1' if not args.no_load else 'no load'}: median {med:.1f}x; largest deviation "
-          f"{worst * 100:.0f}% (goal: within 25%); cache slower in {sum(r < 1 for r in ratios)} of {len(ratios)} runs "
-          f"(goal: none)")
+    print(
+        f"{'busy loop on core 1' if not args.no_load else 'no load'}: median {med:.1f}x; largest deviation "
+        f"{worst * 100:.0f}% (goal: within 25%); cache slower in {sum(r < 1 for r in ratios)} of {len(ratios)} runs "
+        f"(goal: none)"
+    )
     return 0
 
 

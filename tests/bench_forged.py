@@ -9,6 +9,7 @@ events to every model), then while reader A forges the batch size to 30,000 in i
 report of issue 17). Prints B's step times (median and max) in each phase and the server's memory
 before and after.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,6 +65,7 @@ def main(argv=None) -> int:
     from tests.browser import chromium, open_all_sections, open_app, wait_t
     from tests.servers import panel_dev, server_memory_mb
     from tests.test_forged_browser import attack
+
     with chromium() as browser, panel_dev() as url:
         a, _ = open_app(browser, url, "?lang=es")
         wait_t(a, 2)
@@ -71,7 +73,7 @@ def main(argv=None) -> int:
         b, _ = open_app(browser, url, "?lang=es")
         wait_t(b, 2)
         state = {"t": 2}
-        step_times(b, state, 3)                                  # warm up
+        step_times(b, state, 3)  # warm up
         memory = server_memory_mb(url)
         alone = step_times(b, state, args.steps)
         report = {"answers": [], "done": False}

@@ -5,6 +5,7 @@
 Serves dist/, opens the page in headless Chromium, runs "Tus milisegundos"
 (the timing lab) and prints its table as the reader sees it.
 """
+
 from __future__ import annotations
 
 import sys
@@ -16,6 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> int:
     from tests.browser import chromium, open_page, serve, wait_ready
+
     dist = ROOT / "dist"
     if not (dist / "index.html").is_file():
         print("dist/ is not built: run `python build.py` first", file=sys.stderr)
@@ -29,8 +31,10 @@ def main() -> int:
         agent = page.evaluate("navigator.userAgent")
         table = page.locator("[data-testid=lab-table] table, [data-testid=lab-table]").first
         rows = table.locator("tr").all_inner_texts()
-        print(f"Pyodide in headless Chromium ({agent.split(')')[0].split('(')[-1]}; "
-              f"{page.evaluate('navigator.hardwareConcurrency')} cores)")
+        print(
+            f"Pyodide in headless Chromium ({agent.split(')')[0].split('(')[-1]}; "
+            f"{page.evaluate('navigator.hardwareConcurrency')} cores)"
+        )
         for r in rows:
             print("| " + " | ".join(c.strip() for c in r.split("\t")) + " |")
         print(page.locator("[data-testid=lab-rows]").inner_text())

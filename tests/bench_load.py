@@ -21,6 +21,7 @@ Not a test: it prints numbers. In one run:
      time goes (the performance marks of the page and its worker) and the machine's own speed
      (`python -m model.bench`, position 64), with the load average before and after.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,17 +46,27 @@ from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
 SITES = ("site", "bare", "convert")
 LABELS = {"site": "static site", "bare": "bare Pyodide+NumPy", "convert": "panel convert", "before": "before"}
 KINDS = ("runtime", "packages", "js/css", "app", "page")
-STEP_LABEL = "Avanzar"           # the step button of the default language (es)
+STEP_LABEL = "Avanzar"  # the step button of the default language (es)
 TIMEOUT_MS = 300_000
 # Where the time goes: consecutive performance marks of the page and its worker (static/loader.js,
 # static/worker.js, tests/bench/bare*.js), each segment named by the mark that ends it.
-SEGMENTS = (("kv-worker-start", "page to worker started"), ("kv-pyodide-js", "pyodide.js loaded"),
-            ("kv-booted", "Pyodide booted, packages installed"), ("kv-numpy-imported", "import numpy"),
-            ("kv-app-unpacked", "app archive unpacked"), ("kv-panel-imported", "import panel"),
-            ("kv-app-built", "app built (create_app)"), ("kv-document", "document serialized"),
-            ("kv-render-start", "document to the page"), ("kv-ready", "rendered by BokehJS, linked"))
-MAIN_THREAD = (("kv-first-paint", "first paint"), ("kv-dom-ready", "page parsed, its scripts run"),
-               ("kv-bokeh-ready", "BokehJS loaded and run"))
+SEGMENTS = (
+    ("kv-worker-start", "page to worker started"),
+    ("kv-pyodide-js", "pyodide.js loaded"),
+    ("kv-booted", "Pyodide booted, packages installed"),
+    ("kv-numpy-imported", "import numpy"),
+    ("kv-app-unpacked", "app archive unpacked"),
+    ("kv-panel-imported", "import panel"),
+    ("kv-app-built", "app built (create_app)"),
+    ("kv-document", "document serialized"),
+    ("kv-render-start", "document to the page"),
+    ("kv-ready", "rendered by BokehJS, linked"),
+)
+MAIN_THREAD = (
+    ("kv-first-paint", "first paint"),
+    ("kv-dom-ready", "page parsed, its scripts run"),
+    ("kv-bokeh-ready", "BokehJS loaded and run"),
+)
 
 
 def kind_of(path: str) -> str:
@@ -74,8 +85,10 @@ def kind_of(path: str) -> str:
 
 # ------------------------------------------------------------------ one visit
 
-MARKS_JS = ("Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kv-'))"
-            ".map((m) => [m.name, m.startTime]))")
+MARKS_JS = (
+    "Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kv-'))"
+    ".map((m) => [m.name, m.startTime]))"
+)
 SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
 
 
@@ -92,18 +105,21 @@ def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
     log.clear()
     page = throttled_page(context, throttle)
     external = []
-    page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:"))
-            else external.append(r.url))
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else external.append(r.url),
+    )
     page.goto(url)
-    page.wait_for_function("window.__probe && (window.__probe.ready !== undefined || window.__probe.error)",
-                           timeout=TIMEOUT_MS, polling=50)
+    page.wait_for_function(
+        "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", timeout=TIMEOUT_MS, polling=50
+    )
     out = {**page.evaluate("window.__probe"), "marks": page.evaluate(MARKS_JS), "external": external}
     if "error" in out:
         raise RuntimeError(f"{url}: the page failed: {out['error']}")
     if step:
         out["step"] = page.evaluate((FILES / "first_step.js").read_text(encoding="utf-8"), STEP_LABEL)
-    out["speed_ms"] = page.evaluate(SPEED_JS)        # the main thread's measured speed, throttled
-    page.wait_for_load_state("networkidle")          # every response sent, so the server has logged it
+    out["speed_ms"] = page.evaluate(SPEED_JS)  # the main thread's measured speed, throttled
+    page.wait_for_load_state("networkidle")  # every response sent, so the server has logged it
     out["bytes"] = {k: 0 for k in KINDS}
     for path, _status, n in list(log):
         out["bytes"][kind_of(path)] += n
@@ -122,6 +138,7 @@ def visit_both(browser, url: str, log: list, throttle: float, step: bool) -> tup
 
 
 # ------------------------------------------------------------------ the run
+
 
 def make_sites(work: Path, cache: Path, sites, compare: Path | None) -> tuple[dict, float]:
     """Build what `sites` names; ({name: (folder, page)}, seconds the site's build took). With
@@ -149,10 +166,12 @@ def serve_sites(made: dict, log: list) -> dict:
 
 def one_line(name: str, throttle: float, r: int, cold: dict, warm: dict) -> str:
     step = cold.get("step", {}).get("changed")
-    return (f"round {r + 1} {throttle:g}x {name:8s} cold fp {cold.get('fp') or 0:.0f} ms ready {cold['ready']:.0f} ms"
-            + (f" step {step:.0f} ms" if step is not None else "")
-            + f" {sum(cold['bytes'].values()) / 1e6:.2f} MB | warm ready {warm['ready']:.0f} ms "
-            f"{sum(warm['bytes'].values()) / 1e6:.3f} MB | main thread {cold['speed_ms']:.0f} ms")
+    return (
+        f"round {r + 1} {throttle:g}x {name:8s} cold fp {cold.get('fp') or 0:.0f} ms ready {cold['ready']:.0f} ms"
+        + (f" step {step:.0f} ms" if step is not None else "")
+        + f" {sum(cold['bytes'].values()) / 1e6:.2f} MB | warm ready {warm['ready']:.0f} ms "
+        f"{sum(warm['bytes'].values()) / 1e6:.3f} MB | main thread {cold['speed_ms']:.0f} ms"
+    )
 
 
 def measure(servers: dict, log: list, rounds: int, throttles) -> dict:
@@ -160,7 +179,7 @@ def measure(servers: dict, log: list, rounds: int, throttles) -> dict:
     receives every response the servers send."""
     res = {t: {name: {"cold": [], "warm": []} for name in servers} for t in throttles}
     with chromium() as browser:
-        warmup = browser.new_context()     # the first page of a fresh browser is slower for anyone
+        warmup = browser.new_context()  # the first page of a fresh browser is slower for anyone
         warmup.add_init_script(path=str(FILES / "probe.js"))
         visit(warmup, servers["site"][1] if "site" in servers else next(iter(servers.values()))[1], [], 1, False)
         warmup.close()
@@ -178,8 +197,11 @@ def model_bench() -> str:
     """This machine's speed: `python -m model.bench`, its position 64 row."""
     out = subprocess.run([sys.executable, "-m", "model.bench"], cwd=ROOT, capture_output=True, text=True).stdout
     row = next((ln for ln in out.splitlines() if ln.strip().startswith("64 ")), "").split()
-    return (f"model.bench, t = 64: with cache {row[3]} ms, without {row[5]} ms" if len(row) > 5
-            else "model.bench did not run")
+    return (
+        f"model.bench, t = 64: with cache {row[3]} ms, without {row[5]} ms"
+        if len(row) > 5
+        else "model.bench did not run"
+    )
 
 
 def loadavg() -> str:
@@ -188,6 +210,7 @@ def loadavg() -> str:
 
 
 # ------------------------------------------------------------------ the report
+
 
 def med(values):
     values = [v for v in values if v is not None]
@@ -209,15 +232,20 @@ def fmt_ms(ms) -> str:
 
 def times_table(res: dict, throttles, rounds: int) -> str:
     cols = [(t, name) for t in throttles for name in res[t]]
-    rows = [f"| median of {rounds} | " + " | ".join(f"{LABELS[n]} {t:g}x" for t, n in cols) + " |",
-            "|---|" + "---:|" * len(cols)]
+    rows = [
+        f"| median of {rounds} | " + " | ".join(f"{LABELS[n]} {t:g}x" for t, n in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
     measures = [
         ("cold: first paint", lambda r: fmt_s(cold_median(r, lambda v: v.get("fp")))),
         ("cold: interactive", lambda r: fmt_s(cold_median(r, lambda v: v["ready"]))),
         ("first step after interactive", lambda r: fmt_ms(cold_median(r, lambda v: v.get("step", {}).get("changed")))),
         ("warm: first paint", lambda r: fmt_s(med([v.get("fp") for v in r["warm"]]))),
         ("warm: interactive", lambda r: fmt_s(med([v["ready"] for v in r["warm"]]))),
-        *[(f"cold bytes: {k}", lambda r, k=k: f"{cold_median(r, lambda v: v['bytes'][k]) / 1e6:.2f} MB") for k in KINDS],
+        *[
+            (f"cold bytes: {k}", lambda r, k=k: f"{cold_median(r, lambda v: v['bytes'][k]) / 1e6:.2f} MB")
+            for k in KINDS
+        ],
         ("cold bytes: total", lambda r: f"{cold_median(r, lambda v: sum(v['bytes'].values())) / 1e6:.2f} MB"),
         ("warm bytes: total", lambda r: f"{med([sum(v['bytes'].values()) for v in r['warm']]) / 1e6:.3f} MB"),
         ("main thread, a fixed loop", lambda r: fmt_ms(cold_median(r, lambda v: v["speed_ms"]))),
@@ -230,14 +258,17 @@ def times_table(res: dict, throttles, rounds: int) -> str:
 def breakdown(res: dict, throttles) -> str:
     """Where the time goes, from the marks: each segment's median (ms), by site and throttle."""
     cols = [(t, n) for t in throttles for n in ("site", "before", "bare") if n in res[t]]
-    out = ["| where the time goes (cold, median ms) | " + " | ".join(f"{LABELS[n]} {t:g}x" for t, n in cols) + " |",
-           "|---|" + "---:|" * len(cols)]
+    out = [
+        "| where the time goes (cold, median ms) | " + " | ".join(f"{LABELS[n]} {t:g}x" for t, n in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
     for end, label in SEGMENTS + MAIN_THREAD:
         cells = [segment(res[t][n], end) for t, n in cols]
         if any(c is not None for c in cells):
             kind = "at" if (end, label) in MAIN_THREAD else "+"
-            out.append(f"| {label} ({end}) | " + " | ".join("—" if c is None else f"{kind} {c:.0f}" for c in cells)
-                       + " |")
+            out.append(
+                f"| {label} ({end}) | " + " | ".join("—" if c is None else f"{kind} {c:.0f}" for c in cells) + " |"
+            )
     return "\n".join(out)
 
 
@@ -252,8 +283,9 @@ def segment(res: dict, end: str) -> float | None:
         marks = v["marks"]
         if end not in marks:
             return None
-        before = [marks[m] for m in order[:order.index(end)] if m in marks]
+        before = [marks[m] for m in order[: order.index(end)] if m in marks]
         return marks[end] - (before[-1] if before else 0)
+
     return cold_median(res, one)
 
 
@@ -263,11 +295,13 @@ def ratio(a, b) -> float | None:
 
 def goals(res: dict, throttles, name: str = "site") -> list[str]:
     """Each goal of issue 12 with the measured value for site `name`, met or missed."""
+
     def ready(t, n):
         return cold_median(res[t][n], lambda v: v["ready"]) if n in res[t] else None
 
     def line(text, value, ok):
         return f"- {text}: {value} — {'met' if ok else 'MISSED'}"
+
     out = []
     for t in throttles:
         site = res[t].get(name)
@@ -282,8 +316,13 @@ def goals(res: dict, throttles, name: str = "site") -> list[str]:
         if conv is not None:
             out.append(line(f"interactive at {t:g}x at least 3x faster than panel convert", f"{conv:.2f}x", conv >= 3))
         step, limit = cold_median(site, lambda v: v.get("step", {}).get("changed")), 100 if t == 1 else 300
-        out.append(line(f"first step after interactive at {t:g}x under {limit} ms", fmt_ms(step),
-                        step is not None and step < limit))
+        out.append(
+            line(
+                f"first step after interactive at {t:g}x under {limit} ms",
+                fmt_ms(step),
+                step is not None and step < limit,
+            )
+        )
     site = next((res[t][name] for t in throttles if name in res[t]), None)
     if site is not None:
         cold = cold_median(site, lambda v: sum(v["bytes"].values()))
@@ -295,16 +334,24 @@ def goals(res: dict, throttles, name: str = "site") -> list[str]:
 
 def report(res: dict, args, machine: dict) -> str:
     throttles = args.throttle
-    parts = [f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
-             f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s", "",
-             times_table(res, throttles, args.rounds), "", breakdown(res, throttles), ""]
+    parts = [
+        f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
+        f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s",
+        "",
+        times_table(res, throttles, args.rounds),
+        "",
+        breakdown(res, throttles),
+        "",
+    ]
     for name in ("before", "site"):
         if any(name in res[t] for t in throttles):
             parts += [f"Goals (issue 12), {LABELS[name]}:", *goals(res, throttles, name), ""]
-    external = sorted({u for t in throttles for s in res[t].values() for v in s["cold"] + s["warm"]
-                       for u in v["external"]})
-    parts.append("Requests to other origins: " + ", ".join(external) if external
-                 else "No request left 127.0.0.1 on any site.")
+    external = sorted(
+        {u for t in throttles for s in res[t].values() for v in s["cold"] + s["warm"] for u in v["external"]}
+    )
+    parts.append(
+        "Requests to other origins: " + ", ".join(external) if external else "No request left 127.0.0.1 on any site."
+    )
     return "\n".join(parts)
 
 
@@ -316,7 +363,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=build.DEFAULT_CACHE)
     ap.add_argument("--json", type=Path, help="also write the raw results here")
     ap.add_argument("--keep", action="store_true", help="keep the built sites (path printed)")
-    ap.add_argument("--compare", type=Path, help="an earlier build's dist/, measured as \"before\"")
+    ap.add_argument("--compare", type=Path, help='an earlier build\'s dist/, measured as "before"')
     args = ap.parse_args(argv)
     if compiled_wheels_dir() is None:
         print("the compiled Pyodide wheels are not available (see tests/site_fixtures.py)", file=sys.stderr)

@@ -8,6 +8,7 @@ opening the challenge to a ready sandbox, and the resident memory of the page's 
 (where both workers live) before and after, from /proc (Chromium's process list through the
 DevTools protocol). Medians of `--rounds` fresh browser contexts. A benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,19 +66,26 @@ def one_round(browser, url: str) -> dict:
     settle(page)
     after = renderer_rss_mb(browser)
     page.context.close()
-    return {"open_to_ready_s": seconds, "worker_start_s": start_ms / 1000, "rss_before_mb": before,
-            "rss_after_mb": after, "rss_delta_mb": after - before}
+    return {
+        "open_to_ready_s": seconds,
+        "worker_start_s": start_ms / 1000,
+        "rss_before_mb": before,
+        "rss_after_mb": after,
+        "rss_delta_mb": after - before,
+    }
 
 
 def report(name: str, rounds: list[dict]) -> None:
     med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
     spread = {k: (min(r[k] for r in rounds), max(r[k] for r in rounds)) for k in rounds[0]}
     print(f"{name} (median of {len(rounds)}; min..max)")
-    for k, label, unit in (("open_to_ready_s", "open the challenge -> sandbox ready", "s"),
-                           ("worker_start_s", "sandbox worker start (host's own clock)", "s"),
-                           ("rss_before_mb", "renderer memory before", "MB"),
-                           ("rss_after_mb", "renderer memory with the sandbox", "MB"),
-                           ("rss_delta_mb", "memory of the sandbox", "MB")):
+    for k, label, unit in (
+        ("open_to_ready_s", "open the challenge -> sandbox ready", "s"),
+        ("worker_start_s", "sandbox worker start (host's own clock)", "s"),
+        ("rss_before_mb", "renderer memory before", "MB"),
+        ("rss_after_mb", "renderer memory with the sandbox", "MB"),
+        ("rss_delta_mb", "memory of the sandbox", "MB"),
+    ):
         lo, hi = spread[k]
         print(f"  {label:<42} {med[k]:8.2f} {unit}   ({lo:.2f}..{hi:.2f})")
 

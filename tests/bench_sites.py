@@ -18,6 +18,7 @@ folder):
   CDNs send (also PANEL_CDN_ROOT in its worker, for Panel's stylesheets); Panel's CDN wheels are
   the slimmed sources (what Panel's build_pyodide_wheels.py publishes).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -60,9 +61,26 @@ def panel_convert(work: Path) -> Path:
     src.mkdir(parents=True)
     shutil.copy(FILES / "baseline_app.py", src / "explorable.py")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    subprocess.run([sys.executable, "-m", "panel", "convert", str(src / "explorable.py"), "--to", "pyodide-worker",
-                    "--out", str(site), "--requirements", "numpy"], check=True, cwd=ROOT, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "panel",
+            "convert",
+            str(src / "explorable.py"),
+            "--to",
+            "pyodide-worker",
+            "--out",
+            str(site),
+            "--requirements",
+            "numpy",
+        ],
+        check=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return site
 
 
@@ -89,9 +107,13 @@ def mirror_panel_bokeh(m: Path, work: Path, cache: Path, wheels: list[str]) -> N
     sources (what its build_pyodide_wheels.py publishes); the other wheels as PyPI has them."""
     import bokeh
     import panel
+
     pv = panel.__version__
-    shutil.copytree(Path(panel.__file__).parent / "dist", m / "panel" / pv / "dist",
-                    ignore=shutil.ignore_patterns("wheels", "*.map", "lib", "dts"))
+    shutil.copytree(
+        Path(panel.__file__).parent / "dist",
+        m / "panel" / pv / "dist",
+        ignore=shutil.ignore_patterns("wheels", "*.map", "lib", "dts"),
+    )
     (m / "bokeh" / "release").mkdir(parents=True)
     for f in (Path(bokeh.__file__).parent / "server" / "static" / "js").glob("*.min.js"):
         shutil.copy(f, m / "bokeh" / "release" / f.name.replace(".min.js", f"-{bokeh.__version__}.min.js"))
@@ -133,17 +155,26 @@ def baseline_worker(worker: str, wheels: list[str], panel_version: str) -> str:
     """The same wheels as the static site, by URL, with deps=False (PyPI resolution is impossible
     here), the app archive, and Panel's stylesheets from the mirror."""
     by_name = {f.split("-")[0]: f for f in wheels}
-    specs = ([f"./mirror/panel/wheels/{by_name['bokeh']}",
-              f"./mirror/panel/{panel_version}/dist/wheels/{by_name['panel']}"]
-             + [f"./mirror/pypi/{f}" for n, f in by_name.items() if n not in ("panel", "bokeh")] + list(COMPILED))
-    worker, n = re.subn(r"await micropip\.install\(\[.*?\]\);",
-                        "await micropip.install(" + repr(specs) + ", deps=False);", worker, flags=re.S)
+    specs = (
+        [f"./mirror/panel/wheels/{by_name['bokeh']}", f"./mirror/panel/{panel_version}/dist/wheels/{by_name['panel']}"]
+        + [f"./mirror/pypi/{f}" for n, f in by_name.items() if n not in ("panel", "bokeh")]
+        + list(COMPILED)
+    )
+    worker, n = re.subn(
+        r"await micropip\.install\(\[.*?\]\);",
+        "await micropip.install(" + repr(specs) + ", deps=False);",
+        worker,
+        flags=re.S,
+    )
     assert n == 1, "panel convert's worker template changed: update tests/bench_sites.py"
     worker = worker.replace("const data_archives = [];", "const data_archives = ['./app.zip'];")
     marker = "const [docs_json, render_items, root_ids] = await self.pyodide.runPythonAsync(`"
     assert marker in worker, "panel convert's worker template changed: update tests/bench_sites.py"
-    return worker.replace(marker, marker + "\nimport os\nos.environ['PANEL_CDN_ROOT'] = "
-                          "'${new URL('./mirror/panel/', self.location.href).href}'\n")
+    return worker.replace(
+        marker,
+        marker + "\nimport os\nos.environ['PANEL_CDN_ROOT'] = "
+        "'${new URL('./mirror/panel/', self.location.href).href}'\n",
+    )
 
 
 def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
@@ -162,7 +193,8 @@ def make_baseline(work: Path, cache: Path, ours: Path) -> Path:
     # Mark the live render for the probe (Panel removes body.pn-loading when it embeds the live doc).
     rendered = (FILES / "baseline_rendered.js").read_text(encoding="utf-8")
     html = to_mirror((site / "explorable.html").read_text(), version).replace(
-        "</body>", f"<script>{rendered}</script></body>")
+        "</body>", f"<script>{rendered}</script></body>"
+    )
     (site / "index.html").write_text(html)
     for p in list(site.rglob("*")):
         if p.is_file() and p.suffix in (".js", ".css", ".json", ".wasm", ".html") and p.stat().st_size > 1024:

@@ -12,6 +12,7 @@ defer), and its changes come later, timed apart ("with the clock after it"). The
 Python side of the same step (state + views) is timed in-process too, without and
 then with the clock. Prints medians and maxima; the goal is under 50 ms at t = 64.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,7 +63,7 @@ async (label) => {
 """
 
 
-PAINTED_JS = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"   # laid out and painted
+PAINTED_JS = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"  # laid out and painted
 
 
 def python_side(n: int = 20) -> dict:
@@ -70,13 +71,14 @@ def python_side(n: int = 20) -> dict:
     the clock's measurement, which the page runs once the step is on the page (app/figure/parts.py defer)."""
     from app.figure import controls as parts
     from app.main import create_view
+
     out = {}
     for mode in ("cache", "full"):
         steps, clocks = [], []
         for _ in range(n):
             view = create_view(f"?mode={mode}&t=63")
             deferred, defer = [], parts.defer
-            parts.defer = deferred.append                 # held back, to time the step alone
+            parts.defer = deferred.append  # held back, to time the step alone
             try:
                 t0 = time.perf_counter()
                 view.controls.do("step")
@@ -93,6 +95,7 @@ def python_side(n: int = 20) -> dict:
 
 def browser_side(url: str, label: str = "Avanzar", repeats: int = 10, ready=None) -> dict:
     from tests.browser import chromium, open_page
+
     results = {}
     with chromium() as browser:
         for mode in ("cache", "full"):
@@ -108,18 +111,27 @@ def browser_side(url: str, label: str = "Avanzar", repeats: int = 10, ready=None
                     (at64 if t == 64 else near).append(got["changes_ms"])
                     clock.append(got["all_ms"])
                 page.context.close()
-            results[mode] = {"t64_median": statistics.median(at64), "t64_max": max(at64),
-                             "t55_63_median": statistics.median(near), "clock_median": statistics.median(clock)}
+            results[mode] = {
+                "t64_median": statistics.median(at64),
+                "t64_max": max(at64),
+                "t55_63_median": statistics.median(near),
+                "clock_median": statistics.median(clock),
+            }
     return results
 
 
 def table(rows) -> str:
-    out = ["| where | mode | click to redrawn at t = 64, median | max | t = 55..63, median | "
-           "with the clock after it, t = 55..64, median |", "|---|---|---|---|---|---|"]
+    out = [
+        "| where | mode | click to redrawn at t = 64, median | max | t = 55..63, median | "
+        "with the clock after it, t = 55..64, median |",
+        "|---|---|---|---|---|---|",
+    ]
     for where, res in rows:
         for mode, r in res.items():
-            out.append(f"| {where} | {mode} | {r['t64_median']:.1f} ms | {r['t64_max']:.1f} ms | "
-                       f"{r['t55_63_median']:.1f} ms | {r['clock_median']:.1f} ms |")
+            out.append(
+                f"| {where} | {mode} | {r['t64_median']:.1f} ms | {r['t64_max']:.1f} ms | "
+                f"{r['t55_63_median']:.1f} ms | {r['clock_median']:.1f} ms |"
+            )
     return "\n".join(out)
 
 
@@ -132,21 +144,26 @@ def main(argv=None) -> int:
     both = not (args.server or args.static)
     rows = []
     py = python_side()
-    print("Python side of one step at t = 63 -> 64 (CPython, in-process): "
-          + "; ".join(f"{m}: median {a:.1f} ms, max {b:.1f} ms, then the clock {c:.1f} ms" for m, (a, b, c) in py.items()))
+    print(
+        "Python side of one step at t = 63 -> 64 (CPython, in-process): "
+        + "; ".join(f"{m}: median {a:.1f} ms, max {b:.1f} ms, then the clock {c:.1f} ms" for m, (a, b, c) in py.items())
+    )
     if args.server or both:
         from tests.browser import panel_serve
+
         with panel_serve() as url:
             rows.append(("panel serve", browser_side(url, repeats=args.repeats)))
     if args.static or both:
         from tests.browser import serve, wait_ready
+
         dist = ROOT / "dist"
         if not (dist / "index.html").is_file():
             print("dist/ is not built: run `python build.py` first", file=sys.stderr)
             return 2
         with serve(dist) as base:
-            rows.append(("static site (Pyodide)", browser_side(base + "index.html", repeats=args.repeats,
-                                                                ready=wait_ready)))
+            rows.append(
+                ("static site (Pyodide)", browser_side(base + "index.html", repeats=args.repeats, ready=wait_ready))
+            )
     print(table(rows))
     return 0
 

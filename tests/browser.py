@@ -10,6 +10,7 @@
 
 Chromium is Debian's (/usr/bin/chromium, or $CHROMIUM); Python Playwright drives it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,9 +26,16 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-default-apps", "--disable-extensions"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-extensions",
+]
 READY_TIMEOUT_MS = int(os.environ.get("KV_READY_TIMEOUT_MS", "90000"))
 
 
@@ -46,6 +54,7 @@ def chromium_missing() -> str | None:
 def serve(dist: Path, csp: str | None = None):
     """Serve dist/ on 127.0.0.1 on a free port with build.py's server; yields the base URL."""
     import build
+
     server = build.serve_in_thread(Path(dist), 0, csp)
     try:
         yield server.url
@@ -61,6 +70,7 @@ def chromium(headless: bool = True):
     from playwright.sync_api import sync_playwright
 
     from tests.tiers import require
+
     require("browser", "starts a browser")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=headless, args=CHROMIUM_ARGS)
@@ -102,14 +112,19 @@ def wait_ready(page, timeout_ms: int = READY_TIMEOUT_MS) -> None:
     try:
         page.wait_for_function(
             "document.body && (document.body.dataset.ready === 'true' || document.body.dataset.error !== undefined)",
-            timeout=timeout_ms)
+            timeout=timeout_ms,
+        )
     except Exception as e:
-        raise PageFailed(f"page not ready after {timeout_ms} ms; stage="
-                         f"{page.evaluate('document.body && document.body.dataset.stage')}; console:\n"
-                         + "\n".join(getattr(page, 'console_messages', [])[-30:])) from e
+        raise PageFailed(
+            f"page not ready after {timeout_ms} ms; stage="
+            f"{page.evaluate('document.body && document.body.dataset.stage')}; console:\n"
+            + "\n".join(getattr(page, "console_messages", [])[-30:])
+        ) from e
     error = page.evaluate("document.body.dataset.error")
     if error is not None:
-        raise PageFailed(f"page shows an error: {error}\nconsole:\n" + "\n".join(getattr(page, 'console_messages', [])[-30:]))
+        raise PageFailed(
+            f"page shows an error: {error}\nconsole:\n" + "\n".join(getattr(page, "console_messages", [])[-30:])
+        )
 
 
 def is_local(url: str) -> bool:
@@ -135,7 +150,10 @@ def wait_for_text(page, text: str, timeout_ms: int = 30000) -> None:
             return false;
           };
           return walk(document.body);
-        }""", arg=text, timeout=timeout_ms)
+        }""",
+        arg=text,
+        timeout=timeout_ms,
+    )
 
 
 # -- reading and driving the explorable (shared by the panel-serve and static-site tests) -----------
@@ -164,14 +182,28 @@ def panel_serve(timeout_s: float = 60):
     runs (its log line), and stops it afterwards. Its log is drained so the server never blocks."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "panel", "serve", "app/explorable.py", "--port", str(port),
-         "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "panel",
+            "serve",
+            "app/explorable.py",
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            f"--allow-websocket-origin=127.0.0.1:{port}",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}/explorable"
-    deadline = threading.Timer(timeout_s, proc.kill)   # a server that never says it runs is stopped
+    deadline = threading.Timer(timeout_s, proc.kill)  # a server that never says it runs is stopped
     deadline.start()
     said = []
-    for line in proc.stdout:                           # ends when the process does
+    for line in proc.stdout:  # ends when the process does
         said.append(line)
         if f"Bokeh app running at: {url}" in line:
             break
@@ -198,6 +230,7 @@ def text_of(page, testid: str) -> str:
 def wait_plain(page, testid: str, expected: str, timeout=20000):
     """Wait until the element's text is `expected` (digits), whatever the thousands separators."""
     from playwright.sync_api import expect
+
     pattern = re.compile(r"^\s*" + r"[\s\u202f,.]?".join(map(re.escape, expected)) + r"\s*$")
     expect(page.locator(f"[data-testid={testid}]").first).to_have_text(pattern, timeout=timeout)
 
@@ -222,6 +255,7 @@ def errors(page):
 def open_card(page, title: str):
     """Open a section by its title: its disclosure button (app/components/widgets.py), if it is closed."""
     from playwright.sync_api import expect
+
     button = page.get_by_role("button", name=title, exact=True).first
     if button.get_attribute("aria-expanded") == "false":
         button.click()
@@ -231,6 +265,7 @@ def open_card(page, title: str):
 def open_all_sections(page) -> int:
     """Open every closed section of the page (or frame), one after the other; how many were opened."""
     from playwright.sync_api import expect
+
     closed = page.locator("button[aria-expanded=false]")
     opened = 0
     while closed.count():
@@ -265,5 +300,8 @@ def run_and_wait(page, testid: str, button: str, timeout_ms: int = 60000):
           };
           const el = find(document);
           return el && Number(el.dataset.run) > before && !['running', 'queued'].includes(el.dataset.state);
-        }""", arg=[testid, before], timeout=timeout_ms)
+        }""",
+        arg=[testid, before],
+        timeout=timeout_ms,
+    )
     return page.locator(f"[data-testid={testid}]").first

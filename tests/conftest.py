@@ -10,6 +10,7 @@ serves the built site) `build`, from the fixtures it uses, so no test can forget
 `pytest -m "not browser and not build"` is the fast tier (README). And a test that starts a
 browser, a build or a server without such a fixture fails (`tiers_are_kept`).
 """
+
 from __future__ import annotations
 
 import os
@@ -34,6 +35,7 @@ def corpus_text() -> str:
 @pytest.fixture(scope="session")
 def gpt():
     from model import MiniGPT
+
     return MiniGPT.load()
 
 
@@ -56,6 +58,7 @@ def tiers_are_kept(request):
     """What the running test is marked (tests.browser, tests.site_fixtures and tests.servers check it
     before they start a browser, a build or a server)."""
     from tests import tiers
+
     tiers.CURRENT = {m.name for m in request.node.iter_markers()}
     yield
     tiers.CURRENT = None
@@ -66,6 +69,7 @@ def browser():
     """Debian's Chromium, one for the whole run (tests/browser.py); skips without it. Every test
     opens its own context (a fresh profile's state: storage, cookies, cache)."""
     from tests.browser import chromium, chromium_missing
+
     if chromium_missing():
         pytest.skip(chromium_missing())
     with chromium() as b:
@@ -76,6 +80,7 @@ def browser():
 def app_url(request):
     """The explorable's URL: Panel's server (`build.py dev`), or the static site (tests/servers.py)."""
     from tests.servers import app_server
+
     with app_server(request.param) as url:
         yield url
 
@@ -87,6 +92,7 @@ def served_in_order(request):
     yield
     if "app_url" in request.fixturenames:
         from tests.servers import unordered_changes
+
         url = request.getfixturevalue("app_url")
         assert unordered_changes(url) == [], "the app changed the page outside session.dispatch"
 
@@ -95,4 +101,5 @@ def served_in_order(request):
 def site():
     """The self-contained static site, built once per test session (tests/site_fixtures.py)."""
     from tests.site_fixtures import site_self_contained
+
     return site_self_contained()

@@ -12,6 +12,7 @@ any model. `RawSession` does exactly that, so the tests can check what the serve
 
 Values are plain JSON; `NAN`, `INF` stand for Bokeh's encoding of non-finite numbers.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -48,7 +49,7 @@ class RawSession:
     def _run(self, coro, timeout: float | None = None):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout or self.timeout)
 
-    def __enter__(self) -> "RawSession":
+    def __enter__(self) -> RawSession:
         self.thread.start()
         self._run(self._open())
         return self
@@ -65,9 +66,10 @@ class RawSession:
 
     async def _open(self):
         token = self.token or generate_jwt_token(self.session_id)
-        self.socket = await websocket_connect(HTTPRequest(self.ws_url), subprotocols=["bokeh", token],
-                                              max_message_size=200 * 1024 * 1024)
-        self.socket.stream.set_nodelay(True)     # a message is three frames: no waiting between them
+        self.socket = await websocket_connect(
+            HTTPRequest(self.ws_url), subprotocols=["bokeh", token], max_message_size=200 * 1024 * 1024
+        )
+        self.socket.stream.set_nodelay(True)  # a message is three frames: no waiting between them
         header, _meta, _content = await self._receive()
         assert header["msgtype"] == "ACK", header
 
@@ -78,8 +80,8 @@ class RawSession:
             raise ConnectionError("the server closed the connection")
         header = json.loads(frames[0])
         for _ in range(header.get("num_buffers", 0)):
-            await self.socket.read_message()      # buffer header
-            await self.socket.read_message()      # buffer bytes
+            await self.socket.read_message()  # buffer header
+            await self.socket.read_message()  # buffer bytes
         return header, frames[1], frames[2]
 
     async def _request(self, msgtype: str, content: str):
@@ -116,19 +118,28 @@ class RawSession:
             elif isinstance(x, list):
                 for v in x:
                     walk(v)
+
         walk(self.doc if self.doc is not None else self.pull())
         return found
 
     def patch(self, changes, timeout: float | None = None) -> str:
         """Set (model id, attribute, value) triples in one PATCH-DOC -> 'OK' or 'ERROR: ...'."""
-        events = [{"kind": "ModelChanged", "model": {"id": mid}, "attr": attr, "new": value}
-                  for mid, attr, value in changes]
+        events = [
+            {"kind": "ModelChanged", "model": {"id": mid}, "attr": attr, "new": value} for mid, attr, value in changes
+        ]
         return self.raw_patch(json.dumps({"events": events}), timeout)
 
     def ready(self) -> str:
         """What BokehJS says once it has rendered the document: Panel's session then takes events."""
-        content = {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
-            "type": "event", "name": "document_ready", "values": {"type": "map", "entries": []}}}]}
+        content = {
+            "events": [
+                {
+                    "kind": "MessageSent",
+                    "msg_type": "bokeh_event",
+                    "msg_data": {"type": "event", "name": "document_ready", "values": {"type": "map", "entries": []}},
+                }
+            ]
+        }
         return self.raw_patch(json.dumps(content))
 
     def raw_patch(self, content: str, timeout: float | None = None) -> str:
@@ -141,8 +152,21 @@ class RawSession:
 
     def events(self, events, timeout: float | None = None) -> str:
         """Several UI events (model id, name, values) in one PATCH-DOC."""
-        content = {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
-            "type": "event", "name": name, "values": {"type": "map", "entries": [
-                ["model", {"id": model_id}], *[[k, v] for k, v in (values or {}).items()]]}}}
-            for model_id, name, values in events]}
+        content = {
+            "events": [
+                {
+                    "kind": "MessageSent",
+                    "msg_type": "bokeh_event",
+                    "msg_data": {
+                        "type": "event",
+                        "name": name,
+                        "values": {
+                            "type": "map",
+                            "entries": [["model", {"id": model_id}], *[[k, v] for k, v in (values or {}).items()]],
+                        },
+                    },
+                }
+                for model_id, name, values in events
+            ]
+        }
         return self.raw_patch(json.dumps(content), timeout)

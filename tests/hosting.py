@@ -5,6 +5,7 @@ tests/test_embedding_browser.py and tests/shoot_docs.py.
     with course_page(dist, "?lang=es&embed=1") as url:   # http://localhost:PORT/course.html
         ...
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -16,7 +17,7 @@ from pathlib import Path
 import build
 from tests.browser import ROOT, serve
 
-SRC_BASE = "https://EXAMPLE.ORG/kv-cache/"          # the snippet's address in the docs
+SRC_BASE = "https://EXAMPLE.ORG/kv-cache/"  # the snippet's address in the docs
 
 
 def snippet(text: str) -> str:

@@ -13,6 +13,7 @@ Importing panel.io.pyodide changes process-wide settings (Bokeh's resources mode
 executor, Bokeh's simple ids) and app.wasm.start freezes the garbage collector: the context
 manager puts all of that back, and removes the stand-ins and panel.io.pyodide from sys.modules.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,7 +43,7 @@ def to_js(obj, **kwargs):
 def js_module() -> ModuleType:
     js = ModuleType("js")
     js.JSON = SimpleNamespace(parse=json.loads, stringify=json.dumps)
-    js.XMLHttpRequest = None          # imported by panel.io.pyodide, not called by the worker bridge
+    js.XMLHttpRequest = None  # imported by panel.io.pyodide, not called by the worker bridge
     js.Map = SimpleNamespace(new=dict)
     js.Object = SimpleNamespace(entries=lambda obj: list(obj.items()))
     return js
@@ -53,7 +54,7 @@ def pyodide_modules() -> dict[str, ModuleType]:
     ffi.to_js = to_js
     ffi.jsnull = object()
     ffi.create_proxy = lambda f: f
-    code.run_js = lambda source: (lambda entries: dict(entries))  # Panel's only run_js: a dict converter
+    code.run_js = lambda source: lambda entries: dict(entries)  # Panel's only run_js: a dict converter
     pyodide.ffi, pyodide.code = ffi, code
     # Panel tells Pyodide by this name (state._is_pyodide); there, with one document per page, its
     # state.curdoc falls back to Bokeh's current document outside the task that made it.

@@ -5,6 +5,7 @@ and hands back its JSON answer with the printed lines. Here the same runner answ
 so the views' whole flow (submit -> answer -> check -> render) runs without a browser; the
 browser half itself is tested in tests/test_sandbox_browser.py.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,6 +21,12 @@ def answer_here(sandbox) -> None:
         with contextlib.redirect_stdout(printed):
             answer = run_json(request["payload"])
         lines = printed.getvalue().splitlines()
-        sandbox.response = {"id": request["id"], "status": "done", "answer": answer, "output": lines[:200],
-                            "more": max(0, len(lines) - 200)}
+        sandbox.response = {
+            "id": request["id"],
+            "status": "done",
+            "answer": answer,
+            "output": lines[:200],
+            "more": max(0, len(lines) - 200),
+        }
+
     sandbox.param.watch(on_request, "request")

@@ -1,6 +1,7 @@
 """The two ways the explorable is served in browser tests: Panel's server (`build.py dev`, the
 README's development mode, with the reader's code sandbox served from local files) and the
 static site (build.py's output, served by build.py's own server)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -15,7 +16,6 @@ import pytest
 
 from tests.browser import ROOT, free_port, serve
 
-
 # What each running `build.py dev` has printed since it started, by its URL (read by unordered_changes),
 # and its process id (tests read its memory).
 SERVER_OUTPUT: dict[str, queue.Queue] = {}
@@ -27,6 +27,7 @@ def unordered_changes(url: str) -> list[str]:
     its session's dispatch (app/main.py's watch_the_order): such a change can reach the browser
     before the models it names."""
     from app.main import UNORDERED
+
     lines, found = SERVER_OUTPUT.get(url), []
     while lines is not None:
         try:
@@ -66,6 +67,7 @@ def output_lines(proc) -> queue.Queue:
         for line in proc.stdout:
             lines.put(line)
         lines.put(None)
+
     threading.Thread(target=read, daemon=True).start()
     return lines
 
@@ -76,15 +78,21 @@ def panel_dev():
     (the sandbox's NumPy)."""
     from tests.site_fixtures import require_compiled_wheels, tools_missing
     from tests.tiers import require
+
     require("browser", "starts Panel's server")
     if tools_missing():
         pytest.skip(tools_missing())
     wheels = require_compiled_wheels()
     port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}      # its lines reach the pipe as they are printed
-    proc = subprocess.Popen([sys.executable, "build.py", "dev", "--no-open", "--port", str(port),
-                             "--pyodide-wheels", str(wheels)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # its lines reach the pipe as they are printed
+    proc = subprocess.Popen(
+        [sys.executable, "build.py", "dev", "--no-open", "--port", str(port), "--pyodide-wheels", str(wheels)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}/explorable"
     lines = output_lines(proc)
     said: list[str] = []
@@ -115,11 +123,12 @@ def panel_dev():
 def static_site():
     """The self-contained static site, served on a free port; yields its index.html URL."""
     from tests.site_fixtures import site_self_contained
+
     with serve(site_self_contained()) as base:
         yield base + "index.html"
 
 
 @contextlib.contextmanager
 def app_server(kind: str):
-    with (panel_dev() if kind == "served" else static_site()) as url:
+    with panel_dev() if kind == "served" else static_site() as url:
         yield url

@@ -12,6 +12,7 @@
 
 PNGs are made small with pngquant where it is installed (apt-get install pngquant).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -28,8 +29,10 @@ DOCS = ROOT / "docs"
 def small(path) -> None:
     """Quantize in place with pngquant (kept as it is where pngquant is missing)."""
     if shutil.which("pngquant"):
-        subprocess.run(["pngquant", "--quality=55-85", "--speed=1", "--strip", "--force", "--output", str(path),
-                        str(path)], check=True)
+        subprocess.run(
+            ["pngquant", "--quality=55-85", "--speed=1", "--strip", "--force", "--output", str(path), str(path)],
+            check=True,
+        )
     print(f"{path.relative_to(ROOT)}: {path.stat().st_size / 1024:.0f} kB", flush=True)
 
 
@@ -39,13 +42,17 @@ def shoot_course_page(browser, site, width: int, height: int) -> None:
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
         content = frame.evaluate("Math.ceil(document.getElementById('kv-main').getBoundingClientRect().bottom)")
-        page.wait_for_function("(h) => Math.abs(document.querySelector('iframe.kv-explorable')"
-                               ".getBoundingClientRect().height - h) <= 40", arg=content)
+        page.wait_for_function(
+            "(h) => Math.abs(document.querySelector('iframe.kv-explorable').getBoundingClientRect().height - h) <= 40",
+            arg=content,
+        )
         out = DOCS / f"embed-{width}.png"
         # the whole course page in one viewport: a full-page screenshot leaves a cross-origin frame blank
         page.set_viewport_size({"width": width, "height": page.evaluate("document.documentElement.scrollHeight")})
-        page.wait_for_function("(h) => Math.abs(document.querySelector('iframe.kv-explorable')"
-                               ".getBoundingClientRect().height - h) <= 40", arg=content)
+        page.wait_for_function(
+            "(h) => Math.abs(document.querySelector('iframe.kv-explorable').getBoundingClientRect().height - h) <= 40",
+            arg=content,
+        )
         frame.wait_for_function("document.fonts.status === 'loaded'")
         page.screenshot(path=str(out))
         page.context.close()

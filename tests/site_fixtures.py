@@ -6,6 +6,7 @@ fetched with pip or npm. They are looked for in $KV_EXPLORABLE_PYODIDE_WHEELS, t
 cache and <repo>/../shared/pyodide-<version>/ (where CI and development machines have
 them); tests that need them skip, naming the places looked in, when none holds them.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -26,13 +27,19 @@ ROOT = Path(__file__).resolve().parents[1]
 def compiled_wheel_candidates() -> list[Path]:
     version = json.loads(build.LOCK_PATH.read_text())["pyodide"]["version"]
     dirs = [d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d]
-    return [Path(d) for d in dirs] + [build.DEFAULT_CACHE / f"pyodide-{version}",
-                                      ROOT.parent / "shared" / f"pyodide-{version}"]
+    return [Path(d) for d in dirs] + [
+        build.DEFAULT_CACHE / f"pyodide-{version}",
+        ROOT.parent / "shared" / f"pyodide-{version}",
+    ]
 
 
-REQUIRED = ("numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl", "pyyaml-6.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl",
-            "markupsafe-3.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl", "packaging-24.2-py3-none-any.whl",
-            "nh3-0.2.21-cp38-abi3-pyodide_2025_0_wasm32.whl")
+REQUIRED = (
+    "numpy-2.2.5-cp313-cp313-pyodide_2025_0_wasm32.whl",
+    "pyyaml-6.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl",
+    "markupsafe-3.0.2-cp313-cp313-pyodide_2025_0_wasm32.whl",
+    "packaging-24.2-py3-none-any.whl",
+    "nh3-0.2.21-cp38-abi3-pyodide_2025_0_wasm32.whl",
+)
 
 
 def tools_missing() -> str | None:
@@ -53,9 +60,13 @@ def compiled_wheels_dir() -> Path | None:
 def require_compiled_wheels() -> Path:
     d = compiled_wheels_dir()
     if d is None:
-        pytest.skip("the compiled Pyodide wheels (" + ", ".join(REQUIRED) + ") are in none of: "
-                    + ", ".join(str(p) for p in compiled_wheel_candidates())
-                    + " (set KV_EXPLORABLE_PYODIDE_WHEELS=DIR)")
+        pytest.skip(
+            "the compiled Pyodide wheels ("
+            + ", ".join(REQUIRED)
+            + ") are in none of: "
+            + ", ".join(str(p) for p in compiled_wheel_candidates())
+            + " (set KV_EXPLORABLE_PYODIDE_WHEELS=DIR)"
+        )
     return d
 
 
@@ -63,9 +74,10 @@ _TMP = Path(tempfile.mkdtemp(prefix="kv-site-tests-"))
 atexit.register(shutil.rmtree, _TMP, True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _build(cdn: bool) -> Path:
     from tests.tiers import require
+
     require("build", "builds the site")
     if tools_missing():
         pytest.skip(tools_missing())

@@ -5,6 +5,7 @@ every control, with its focus always visible; the URL is read once, one way.
 
 Headless Debian Chromium driven by Playwright; axe-core from its npm package (tests/axe.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,19 @@ from playwright.sync_api import expect
 
 from app.sections import SECTIONS
 from tests.axe import violations
-from tests.browser import (ROOT, chromium_missing, current_t, errors, open_all_sections, open_app,
-                           overflow, run_and_wait, shot, text_of, wait_t)
+from tests.browser import (
+    ROOT,
+    chromium_missing,
+    current_t,
+    errors,
+    open_all_sections,
+    open_app,
+    overflow,
+    run_and_wait,
+    shot,
+    text_of,
+    wait_t,
+)
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -36,11 +48,13 @@ def assert_fits(page, label: str) -> None:
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 800})
         try:
-            page.wait_for_function(f"(() => {{ const r = ({OVERFLOWS})(); return r.viewport === {width} && "
-                                   "r.pageWidth === r.viewport && !r.outside.length && !r.cut.length; })()",
-                                   timeout=10000)
+            page.wait_for_function(
+                f"(() => {{ const r = ({OVERFLOWS})(); return r.viewport === {width} && "
+                "r.pageWidth === r.viewport && !r.outside.length && !r.cut.length; })()",
+                timeout=10000,
+            )
         except Exception:
-            pass                                    # the assertion below says what is wrong
+            pass  # the assertion below says what is wrong
         found = overflow(page)
         assert found["viewport"] == width and found["pageWidth"] == width, (label, width, found)
         assert found["outside"] == [] and found["cut"] == [], (label, width, found)
@@ -49,13 +63,13 @@ def assert_fits(page, label: str) -> None:
 def use_every_section(page, lang: str) -> None:
     """Open every section and leave each showing what it shows after use: the lab's table (Spanish
     only: it takes seconds), a challenge error, a quiz answer."""
-    assert open_all_sections(page) == 2 + len(SECTIONS)      # settings, data table, every section
-    for testid in ("share", "ctx-tokens"):                   # the first and the last section, built
+    assert open_all_sections(page) == 2 + len(SECTIONS)  # settings, data table, every section
+    for testid in ("share", "ctx-tokens"):  # the first and the last section, built
         page.locator(f"[data-testid={testid}]").first.wait_for()
     try:
         page.wait_for_function(f"({LABELLED})()", timeout=15000)
     except Exception:
-        pass                                                  # axe-core names what has no label
+        pass  # axe-core names what has no label
     page.get_by_role("radio").first.check()
     if lang == "es":
         page.get_by_role("button", name="Medir en mi navegador").click()
@@ -75,8 +89,8 @@ def test_every_section_open_passes_axe_and_fits_a_phone(browser, app_url, lang):
     assert page.get_by_role("main").count() == 1
     assert_fits(page, f"{where(app_url)} {lang}")
     page.set_viewport_size({"width": 360, "height": 800})
-    boxes = page.evaluate(TOKENS)                              # at 360 px: whole boxes, none cut at the edge
-    assert boxes["count"] >= 64 and boxes["split"] == [] and boxes["beyond"] == [], boxes   # 64: the figure's text
+    boxes = page.evaluate(TOKENS)  # at 360 px: whole boxes, none cut at the edge
+    assert boxes["count"] >= 64 and boxes["split"] == [] and boxes["beyond"] == [], boxes  # 64: the figure's text
     shot(page, f"{where(app_url)}-a11y-{lang}-360")
     assert errors(page) == []
 
@@ -94,7 +108,7 @@ def tab_to(page, matches, limit: int = 250) -> dict:
         page.keyboard.press("Tab")
         info = page.evaluate(FOCUSED)
         if info is None:
-            continue                                  # the page's body, between the frame's edges
+            continue  # the page's body, between the frame's edges
         assert info["ring"], f"the focus does not show on {info}"
         if matches(info):
             return info
@@ -117,9 +131,9 @@ def test_the_keyboard_alone(browser, app_url):
     tab_to(page, named("Avanzar"))
     page.keyboard.press("Enter")
     wait_t(page, 3)
-    page.keyboard.press(" ")                                   # Space on a button: the button's own
+    page.keyboard.press(" ")  # Space on a button: the button's own
     wait_t(page, 4)
-    for key, t in (("n", 5), ("ArrowRight", 6)):              # the page's keys, from anywhere
+    for key, t in (("n", 5), ("ArrowRight", 6)):  # the page's keys, from anywhere
         page.keyboard.press(key)
         wait_t(page, t)
     page.keyboard.press("c")
@@ -127,7 +141,7 @@ def test_the_keyboard_alone(browser, app_url):
     page.keyboard.press("c")
     expect(page.locator("[data-testid=token-cached]").locator("xpath=..")).to_have_class(re.compile("active"))
     tab_to(page, named("Animar"))
-    page.keyboard.press("Enter")                               # plays, then pauses
+    page.keyboard.press("Enter")  # plays, then pauses
     expect(page.get_by_role("button", name="Pausa")).to_have_count(1)
     expect(page.locator(".tpos").first).not_to_have_text("t = 6 / 64", timeout=20000)
     assert focused(page)["name"] == "Pausa"
@@ -140,7 +154,7 @@ def test_the_keyboard_alone(browser, app_url):
     expect(page.locator("[data-testid=token-full]").locator("xpath=..")).to_have_class(re.compile("active"))
     speed = tab_to(page, lambda i: i["type"] == "range")
     assert speed["name"].startswith("Velocidad")
-    page.keyboard.press("ArrowRight")                          # the slider's own arrow: not a step
+    page.keyboard.press("ArrowRight")  # the slider's own arrow: not a step
     expect(page.locator(".kv-range output").first).to_have_text("5")
     assert current_t(page) == 2
     use_sections_with_the_keyboard(page)
@@ -183,14 +197,14 @@ def test_the_url_is_read_once_the_same_way(browser, app_url):
     page, _ = open_app(browser, app_url, "?lang=en&lang=pt", width=360)
     expect(page.get_by_role("button", name="Avançar")).to_have_count(1)
     assert page.evaluate("document.documentElement.lang") == "pt"
-    junk = "&".join(f"k{i}=v" for i in range(500))          # Panel's server refuses 1,000 (HTTP 400)
+    junk = "&".join(f"k{i}=v" for i in range(500))  # Panel's server refuses 1,000 (HTTP 400)
     query = f"?lang=english&seed={'7' * 5000}&v={'x' * 3000}&{junk}"
     page, _ = open_app(browser, app_url, query, width=360)
     wait_t(page, 2)
     assert page.evaluate("document.documentElement.lang") == "es"
     expect(page.get_by_role("button", name="Avanzar")).to_have_count(1)
     notes = page.locator("[role=note]")
-    expect(notes).to_have_count(4)                             # three, then "and 500 more"
+    expect(notes).to_have_count(4)  # three, then "and 500 more"
     assert all(len(n) < 200 for n in notes.all_inner_texts())
     assert_fits(page, f"{where(app_url)} notices")
     page.get_by_role("button", name="Avanzar").click()

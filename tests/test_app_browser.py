@@ -3,6 +3,7 @@ compiled Pyodide packages are available, as the static site running in Pyodide.
 
 Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,8 +12,21 @@ import pytest
 from playwright.sync_api import expect
 
 from app.sections import SECTIONS
-from tests.browser import (chromium_missing, current_t, errors, foreign, open_all_sections, open_app, open_card,
-                           plain, run_and_wait, shot, text_of, wait_plain, wait_t)
+from tests.browser import (
+    chromium_missing,
+    current_t,
+    errors,
+    foreign,
+    open_all_sections,
+    open_app,
+    open_card,
+    plain,
+    run_and_wait,
+    shot,
+    text_of,
+    wait_plain,
+    wait_t,
+)
 
 
 def where(app_url: str) -> str:
@@ -20,8 +34,6 @@ def where(app_url: str) -> str:
 
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
-
-
 
 
 def t_at_least(n: int) -> re.Pattern:
@@ -33,27 +45,26 @@ def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
     page, requests = open_app(browser, app_url, "?lang=es")
     wait_t(page, 2)
     step = page.get_by_role("button", name="Avanzar")
-    for t in range(3, 13):                          # ten steps with the button
+    for t in range(3, 13):  # ten steps with the button
         step.click()
         wait_t(page, t)
-    page.locator("body").click(position={"x": 5, "y": 5})   # focus the page, not the button
-    for t in range(13, 65):                         # the rest with the keyboard
+    page.locator("body").click(position={"x": 5, "y": 5})  # focus the page, not the button
+    for t in range(13, 65):  # the rest with the keyboard
         page.keyboard.press("ArrowRight" if t % 2 else "n")
         wait_t(page, t)
-    wait_plain(page, "total-cached", "8921088")          # the lesson's totals, read off the page
+    wait_plain(page, "total-cached", "8921088")  # the lesson's totals, read off the page
     wait_plain(page, "total-full", "295526400")
     assert text_of(page, "total-ratio").strip() == "33.1×"
     assert plain(text_of(page, "token-ratio")) == "64×"
     assert "16 384" in text_of(page, "memory-numbers").replace("\u202f", " ")
     assert "128 KiB" in text_of(page, "memory-numbers").replace("\u202f", " ")
     # the clock, measured here, beside the count; its explanation appears at 64
-    expect(page.locator("[data-testid=clock-ratio]")).to_have_text(
-        re.compile(r"El reloj: [\d.]+× · la cuenta: 64×"))
+    expect(page.locator("[data-testid=clock-ratio]")).to_have_text(re.compile(r"El reloj: [\d.]+× · la cuenta: 64×"))
     expect(page.locator("[data-testid=clock-explain]")).to_have_count(1)
     expect(page.locator("[data-testid=proof]")).to_have_text(re.compile(r"\d\.\de-1[3-6]"))
     shot(page, where(app_url) + "app-es-t64")
 
-    page.keyboard.press("n")                        # position 65
+    page.keyboard.press("n")  # position 65
     err = page.locator("[data-testid=error]")
     err.wait_for()
     assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
@@ -63,13 +74,13 @@ def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
     assert "IndexError" in live.inner_text()
     shot(page, where(app_url) + "app-es-index-error")
 
-    step.click()                                    # again: still the error, nothing breaks
+    step.click()  # again: still the error, nothing breaks
     assert err.is_visible() and current_t(page) == 64
     page.get_by_role("button", name="Reiniciar").click()
     wait_t(page, 2)
     err.wait_for(state="hidden")
     assert errors(page) == []
-    assert foreign(requests) == [], foreign(requests)           # nothing left 127.0.0.1
+    assert foreign(requests) == [], foreign(requests)  # nothing left 127.0.0.1
 
 
 def test_toggle_mode_at_any_t(browser, app_url):
@@ -85,7 +96,7 @@ def test_toggle_mode_at_any_t(browser, app_url):
     page.keyboard.press("n")
     wait_t(page, 21)
     wait_plain(page, "token-full", str(21 * (131072 + 256 * 21)))
-    page.keyboard.press("c")                         # back to the cache with the keyboard
+    page.keyboard.press("c")  # back to the cache with the keyboard
     page.locator("[data-testid=token-cached]").locator("xpath=..").and_(page.locator(".active")).wait_for()
     shot(page, where(app_url) + "app-es-toggle")
     assert errors(page) == []
@@ -95,7 +106,7 @@ def test_url_state_in_english(browser, app_url):
     page, _ = open_app(browser, app_url, "?lang=en&mode=full&t=40&seed=3&embed=1", width=1000)
     wait_t(page, 40)
     assert page.get_by_role("button", name="Step").count() == 1
-    assert page.locator("h1").count() == 0          # embed: no page chrome
+    assert page.locator("h1").count() == 0  # embed: no page chrome
     assert "active" in page.locator("[data-testid=token-full]").locator("xpath=..").get_attribute("class")
     wait_plain(page, "total-full", str(sum(t * (131072 + 256 * t) for t in range(1, 41))))
     shot(page, where(app_url) + "app-en-url-state")
@@ -116,18 +127,18 @@ def test_animation_and_click_storm(browser, app_url):
     page, _ = open_app(browser, app_url, "?lang=es&speed=5")
     wait_t(page, 2)
     page.get_by_role("button", name="Animar").click()
-    expect(page.locator(".tpos").first).to_have_text(t_at_least(6), timeout=15000)   # it plays by itself
+    expect(page.locator(".tpos").first).to_have_text(t_at_least(6), timeout=15000)  # it plays by itself
     before = current_t(page)
     step = page.get_by_role("button", name="Avanzar")
     storm = "(el, n) => { for (let i = 0; i < n; i++) el.click(); }"
-    step.evaluate(storm, 10)                        # ten clicks at once while it plays
+    step.evaluate(storm, 10)  # ten clicks at once while it plays
     page.get_by_role("button", name="Pausa").click()
     # Events reach Python in order, and its changes reach the page in order: once the button says
     # Animar again, every storm click has landed and no animation step is pending.
     page.get_by_role("button", name="Animar").wait_for()
     paused = current_t(page)
     assert paused >= before + 10, (before, paused)  # ten storm clicks on top of the animation
-    step.click()                                    # one step more is exactly one: nothing else moves
+    step.click()  # one step more is exactly one: nothing else moves
     wait_t(page, paused + 1)
     assert current_t(page) == paused + 1, "still stepping after Pausa"
     assert errors(page) == []
@@ -145,10 +156,10 @@ def test_phone_width_and_language_switch(browser, app_url):
     shot(page, where(app_url) + "app-es-phone")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360 + 1, f"horizontal scroll at 360 px: {width}"
-    assert open_all_sections(page) == 2 + len(SECTIONS)   # the settings, the data table and every section, built
+    assert open_all_sections(page) == 2 + len(SECTIONS)  # the settings, the data table and every section, built
     page.get_by_role("button", name="English").click()
     page.get_by_role("button", name="Step").wait_for()
-    for name in ("Measure in my browser", "Step the batch", "Next phase"):   # the sections relabelled too
+    for name in ("Measure in my browser", "Step the batch", "Next phase"):  # the sections relabelled too
         page.get_by_role("button", name=name, exact=True).wait_for()
     shot(page, where(app_url) + "app-en-phone")
     assert errors(page) == []
@@ -166,7 +177,7 @@ def test_sections_below_the_figure(browser, app_url):
         assert re.search(rf"(^|\n){t}\t", table), table
     assert "9\u202f437\u202f184" in table or "9 437 184" in table
     assert "Hecho: 5 posiciones" in text_of(page, "lab-status")
-    explain = text_of(page, "lab-explain")                  # written from the table's own numbers
+    explain = text_of(page, "lab-explain")  # written from the table's own numbers
     ratio = re.search(r"(\S+)×", table.splitlines()[-1].split("\t")[5]).group(1)
     assert "la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain)
     # 2. try it: the lesson's cell, in the code sandbox
@@ -195,8 +206,10 @@ def test_sections_below_the_figure(browser, app_url):
     assert "Igual que el modelo" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
     # 4. how much context fits
     open_card(page, "¿Cuánto contexto cabe? La memoria de la caché en modelos reales")
-    page.locator("[data-testid=ctx-tokens]", has_text="19\u202f377").wait_for()      # the lesson's 7B first
-    page.get_by_role("combobox", name="Modelo de partida").select_option(label="El mini-GPT de la lección (L 2, d 64, float64)")
+    page.locator("[data-testid=ctx-tokens]", has_text="19\u202f377").wait_for()  # the lesson's 7B first
+    page.get_by_role("combobox", name="Modelo de partida").select_option(
+        label="El mini-GPT de la lección (L 2, d 64, float64)"
+    )
     page.locator("[data-testid=ctx-tokens]", has_text="64 tokens").wait_for()
     assert "ventana de contexto del modelo, 64 tokens" in text_of(page, "ctx-cap")
     shot(page, where(app_url) + "app-es-sections")
@@ -245,7 +258,7 @@ def overlaps(boxes, tolerance=0.5):
     """Pairs of boxes that share more than a sliver."""
     found = []
     for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
+        for b in boxes[i + 1 :]:
             dx = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
             dy = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
             if dx > tolerance and dy > tolerance:
@@ -256,17 +269,23 @@ def overlaps(boxes, tolerance=0.5):
 def test_sections_calculator_layout_and_typed_numbers(browser, app_url):
     """At 360 and 1280 px no label or input of the calculator overlaps another (labels wrap); in
     Portuguese a decimal comma typed in a field is read as one."""
-    from app.sections.context.logic import PRESETS
     from app.i18n import num
+    from app.sections.context.logic import PRESETS
+
     for lang, width in (("es", 360), ("es", 1280), ("pt", 1280)):
         page, _ = open_app(browser, app_url, f"?lang={lang}", width=width, height=900)
         wait_t(page, 2)
-        open_card(page, {"es": "¿Cuánto contexto cabe? La memoria de la caché en modelos reales",
-                         "pt": "Quanto contexto cabe? A memória da cache em modelos reais"}[lang])
+        open_card(
+            page,
+            {
+                "es": "¿Cuánto contexto cabe? La memoria de la caché en modelos reales",
+                "pt": "Quanto contexto cabe? A memória da cache em modelos reais",
+            }[lang],
+        )
         page.locator("[data-testid=ctx-tokens]").wait_for()
         boxes = page.evaluate(CTX_BOXES)
         labels = [b for b in boxes if b["what"].startswith("LABEL")]
-        assert len(labels) == 11 and len(boxes) == 22, boxes             # the preset and ten values
+        assert len(labels) == 11 and len(boxes) == 22, boxes  # the preset and ten values
         assert overlaps(boxes) == [], (width, overlaps(boxes))
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         shot(page, where(app_url) + f"ctx-{lang}-{width}")

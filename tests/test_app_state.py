@@ -1,9 +1,10 @@
 """The explorable's state, without a browser."""
+
 import numpy as np
 import pytest
 
-from app.state.settings import CACHE, FULL, Settings
 from app.state.explorer import COMPUTED, FUTURE, READ, Explorer
+from app.state.settings import CACHE, FULL, Settings
 from model import generate
 
 
@@ -26,7 +27,7 @@ def test_stepping_with_the_cache(ex):
     states = ex.cell_states()
     assert list(states[:4]) == [READ, READ, COMPUTED, FUTURE]
     m = ex.clock()
-    assert m.proof < 1e-12 and m.clock is None           # the step itself: the proof; the clock comes apart
+    assert m.proof < 1e-12 and m.clock is None  # the step itself: the proof; the clock comes apart
     assert ex.measure_clock() and not ex.measure_clock()  # measured once
     c = ex.clock().clock
     assert c.a_s > 0 and c.b_s > 0 and c.samples == 5 and c.ratio_low <= c.ratio <= c.ratio_high
@@ -53,7 +54,7 @@ def test_totals_at_64_and_the_error_at_65(ex):
     assert ex.error.type_name == "IndexError" and ex.error.position == 65
     assert "index 64 is out of bounds" in ex.error.message
     assert ex.ids == ids and ex.cache.k[0] is k0 and ex.t == 64
-    assert not ex.step()                                 # again: the same error, nothing breaks
+    assert not ex.step()  # again: the same error, nothing breaks
     assert ex.error.position == 65 and ex.t == 64
 
 
@@ -82,7 +83,7 @@ def test_toggling_at_any_t(ex, t):
     assert (states[:t] == COMPUTED).all() and (states[t:] == FUTURE).all()
     assert ex.toggle() == CACHE
     if t > 2:
-        assert (ex.cell_states()[:t - 1] == READ).all()
+        assert (ex.cell_states()[: t - 1] == READ).all()
 
 
 def test_mixed_modes_give_the_same_text(gpt):
@@ -119,7 +120,7 @@ def test_vectors_are_the_cache(ex):
     ex.advance_to(10)
     v = ex.vectors(1, "v")
     assert v.shape == (10, 64)
-    assert np.array_equal(v[4, 16:32], ex.cache.v[1][1, 4])     # head 2 of position 5
+    assert np.array_equal(v[4, 16:32], ex.cache.v[1][1, 4])  # head 2 of position 5
 
 
 def test_bad_mode_is_refused(ex):
@@ -131,16 +132,18 @@ def test_only_the_position_tables_error_is_the_lessons(gpt, ex):
     ex.advance_to(64)
     assert not ex.step() and ex.error.lesson and ex.error.type_name == "IndexError"
     from model import MiniGPT
+
     broken = dict(gpt.params)
-    broken["lnf.g"] = np.full_like(broken["lnf.g"], np.nan)        # every logit NaN
+    broken["lnf.g"] = np.full_like(broken["lnf.g"], np.nan)  # every logit NaN
     bad = Explorer(MiniGPT(broken, gpt.config, gpt.tokenizer), Settings(seed=0))
     assert not bad.step()
     assert bad.error is not None and not bad.error.lesson and bad.error.position == 3
-    assert bad.t == 2                                                 # nothing else changed
+    assert bad.t == 2  # nothing else changed
 
 
 def test_weights_digest_follows_the_weights(gpt):
     from model import MiniGPT
+
     a = Explorer(gpt).weights_digest()
     changed = dict(gpt.params)
     changed["wpe"] = changed["wpe"] + 1e-12

@@ -1,4 +1,5 @@
 """Batched decoding: B conversations in one tensor per block, each exactly as if alone."""
+
 import numpy as np
 import pytest
 
@@ -23,11 +24,11 @@ def test_ragged_batch_gives_each_conversation_its_own_logits(gpt):
     worst = max(np.abs(z[b] - gpt.forward(texts[b][:n])[-1]).max() for b, n in enumerate(lens))
     for i in range(64 - max(lens)):
         z = step_batch(gpt, [t[n + i] for t, n in zip(texts, lens)], cache)
-        full = [gpt.forward(t[:n + i + 1])[-1] for t, n in zip(texts, lens)]
+        full = [gpt.forward(t[: n + i + 1])[-1] for t, n in zip(texts, lens)]
         worst = max(worst, max(np.abs(z[b] - full[b]).max() for b in range(len(texts))))
     assert worst < 1e-12
-    for b, (t, n) in enumerate(zip(texts, lens)):                    # and each row's own cache
-        own = gpt.llenar(t[:n + 64 - max(lens)])[1]
+    for b, (t, n) in enumerate(zip(texts, lens)):  # and each row's own cache
+        own = gpt.llenar(t[: n + 64 - max(lens)])[1]
         assert len(cache.row(b)) == len(own) and kv_difference(cache.row(b), own) < 1e-12
 
 
@@ -57,10 +58,10 @@ def test_a_row_past_the_window_meets_the_position_table(gpt):
     assert cache.lengths.tolist() == [64 - len(ids[1]) + len(ids[0]), 64]
     k_before, slots = [k for k in cache.k], len(cache)
     with pytest.raises(IndexError) as e:
-        step_batch(gpt, [1, 1], cache)                       # row 1 asks for position 65
+        step_batch(gpt, [1, 1], cache)  # row 1 asks for position 65
     assert is_position_error(e.value)
     assert str(e.value) == "index 64 is out of bounds for axis 0 with size 64"
-    assert len(cache) == slots and all(a is b for a, b in zip(cache.k, k_before))   # untouched
+    assert len(cache) == slots and all(a is b for a, b in zip(cache.k, k_before))  # untouched
 
 
 def test_empty_batch_cache_shapes(gpt):

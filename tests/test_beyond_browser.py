@@ -4,6 +4,7 @@ against the model run here; and on the static site, nothing of either loaded bef
 
 Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,8 +12,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from app.sections.batch.logic import PROMPTS
 from app.i18n import size
+from app.sections.batch.logic import PROMPTS
 from app.style import show_token
 from model import cost, generate
 from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, text_of, wait_t
@@ -50,7 +51,7 @@ def test_batching_in_the_browser(browser, app_url, gpt):
     page, requests = open_app(browser, app_url, "?lang=es&seed=2&speed=2", width=1280)
     wait_t(page, 2)
     if static(app_url):
-        assert page_modules(page).isdisjoint(LAZY)                 # a fresh page has none of it
+        assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     open_card(page, "Muchas conversaciones a la vez: el lote (batching)")
     page.locator("[data-testid=batch-state][data-steps='0'][data-b='8']").wait_for(timeout=60000)
     for i in range(1, 6):
@@ -58,20 +59,21 @@ def test_batching_in_the_browser(browser, app_url, gpt):
     texts = page.locator("[data-testid=batch-text]").all_inner_texts()
     vocab = gpt.tokenizer.vocab
     assert len(texts) == 8
-    for b, shown in enumerate(texts):                              # each its own prompt and seed, as if alone
+    for b, shown in enumerate(texts):  # each its own prompt and seed, as if alone
         ids = generate(gpt, PROMPTS[b], 5, seed=2 + b, top_p=0.9)
         own = "".join(show_token(vocab[i]) for i in ids)
         assert plain_text(shown).endswith(plain_text(own)) and f"semilla {2 + b}" in shown, (b, shown, own)
     memory = page.locator("[data-testid=batch-memory]")
     tensor, row, slots = (int(memory.get_attribute(f"data-{k}")) for k in ("tensor", "row", "slots"))
     assert slots == max(len(gpt.tokenizer.encode(p)) for p in PROMPTS[:8]) + 5
-    assert tensor == 8 * row == 8 * cost.cache_numbers(2, 64, slots) * 8       # B times one conversation's row
+    assert tensor == 8 * row == 8 * cost.cache_numbers(2, 64, slots) * 8  # B times one conversation's row
     assert float(page.locator("[data-testid=batch-proof]").get_attribute("data-diff")) < 1e-12
-    page.get_by_role("button", name="Animar el lote", exact=True).click()        # it plays by itself
+    page.get_by_role("button", name="Animar el lote", exact=True).click()  # it plays by itself
     expect(page.locator("[data-testid=batch-state]")).to_have_attribute(
-        "data-steps", re.compile(r"^(?:[89]|[1-9]\d+)$"), timeout=30000)           # 8 steps or more
+        "data-steps", re.compile(r"^(?:[89]|[1-9]\d+)$"), timeout=30000
+    )  # 8 steps or more
     page.get_by_role("button", name="Pausa", exact=True).click()
-    page.get_by_role("button", name="Animar el lote", exact=True).wait_for()    # paused: no step pending
+    page.get_by_role("button", name="Animar el lote", exact=True).wait_for()  # paused: no step pending
     paused = int(page.locator("[data-testid=batch-state]").get_attribute("data-steps"))
     click_and_wait(page, "Avanzar el lote", "batch-state", "data-steps", paused + 1)
     click_and_wait(page, "Reiniciar el lote", "batch-state", "data-steps", 0)
@@ -79,13 +81,15 @@ def test_batching_in_the_browser(browser, app_url, gpt):
         click_and_wait(page, "Avanzar el lote", "batch-state", "data-steps", i)
     if static(app_url):
         loaded = page_modules(page)
-        assert {"model.batch", "app.sections.batch.logic"} <= loaded and loaded.isdisjoint({"model.speculative", "app.sections.spec.logic"})
+        assert {"model.batch", "app.sections.batch.logic"} <= loaded and loaded.isdisjoint(
+            {"model.speculative", "app.sections.spec.logic"}
+        )
         assert draft_requests(requests) == []
     page.get_by_role("button", name="Medir el lote en mi navegador", exact=True).click()
     page.locator("[data-testid=batch-status][data-run='1'][data-state=done]").wait_for(timeout=180000)
     rows = [r.split("\t") for r in page.locator("[data-testid=batch-table] tbody tr").all_inner_texts()]
     assert [(int(r[0]), int(r[1])) for r in rows] == [(t, B) for t in (8, 32, 64) for B in (1, 2, 4, 8, 16, 32)]
-    for r in rows:                                                 # the cache after the step: B times one's
+    for r in rows:  # the cache after the step: B times one's
         assert r[5].strip() == size(int(r[1]) * cost.cache_numbers(2, 64, int(r[0])) * 8, "es"), r
     last = rows[-1]
     explain = text_of(page, "batch-explain")
@@ -103,7 +107,7 @@ def committed(page) -> list[str]:
 def test_speculative_decoding_in_the_browser(browser, app_url, gpt):
     page, requests = open_app(browser, app_url, "?lang=en", width=1280)
     wait_t(page, 2)
-    assert draft_requests(requests) == []                          # the draft comes when its card opens
+    assert draft_requests(requests) == []  # the draft comes when its card opens
     open_card(page, "The draft and the check: speculative decoding")
     page.locator("[data-testid=spec-phase]").wait_for(timeout=60000)
     if static(app_url):
@@ -118,10 +122,10 @@ def test_speculative_decoding_in_the_browser(browser, app_url, gpt):
         accepted = kinds.count("accepted")
         before, after = map(int, page.locator("[data-testid=spec-phase]").get_attribute("data-target").split())
         n = len(committed(page))
-        assert after == n - 1 and before - after == 4 - accepted      # the rejected rows cut off, by slicing
+        assert after == n - 1 and before - after == 4 - accepted  # the rejected rows cut off, by slicing
     vocab = gpt.tokenizer.vocab
     own = [show_token(vocab[i]) for i in generate(gpt, "La Nela", n - 2, temperature=0)]
-    assert committed(page) == own                                   # the mini-GPT's own greedy text
+    assert committed(page) == own  # the mini-GPT's own greedy text
     assert page.locator("[data-testid=spec-same]").get_attribute("data-same") == "True"
     counts = page.locator("[data-testid=spec-counts]")
     c = {k: int(counts.get_attribute(f"data-{k}")) for k in ("rounds", "tokens", "drafted", "tested", "accepted")}
@@ -138,6 +142,6 @@ def test_speculative_decoding_in_the_browser(browser, app_url, gpt):
     row = page.locator("[data-testid=spec-table] tbody tr").first.inner_text().split("\t")
     alpha = float(row[1].rstrip("%")) / 100
     per_pass, formula = map(float, re.findall(r"[\d.]+", row[2]))
-    assert row[0] == "1" and abs(formula - cost.expected_tokens_per_pass(alpha, 1)) < 0.01   # 1 + α
+    assert row[0] == "1" and abs(formula - cost.expected_tokens_per_pass(alpha, 1)) < 0.01  # 1 + α
     assert 1 <= per_pass <= 2
     assert errors(page) == [] and foreign(requests) == []

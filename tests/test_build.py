@@ -1,4 +1,5 @@
 """build.py: output layout, URLs, hashes, cache checks, failure messages, the server."""
+
 from __future__ import annotations
 
 import gzip
@@ -41,6 +42,7 @@ def site_lock(dist: Path) -> dict:
 
 # ---------------------------------------------------------------- layout
 
+
 def test_layout_self_contained(site):
     for rel in ("index.html", "embed.html", "_headers", "build-info.json"):
         assert (site / rel).is_file(), rel
@@ -48,9 +50,21 @@ def test_layout_self_contained(site):
     for f in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm"):
         assert (site / "pyodide" / version / f).is_file(), f
     assert len(list((site / "pyodide" / version).glob("python_stdlib.*.zip"))) == 1
-    for pattern in ("loader.*.js", "urlquery.*.js", "worker.*.js", "style.*.css", "app.*.zip", "grid.*.png",
-                    "lazy-modules.*.json", "pyodide-lock.*.json", "favicon.*.svg", "js/bokeh.*.min.js",
-                    "js/panel.*.min.js", "states-*/es-cache-2.html", "states-*/pt-full-64.html"):
+    for pattern in (
+        "loader.*.js",
+        "urlquery.*.js",
+        "worker.*.js",
+        "style.*.css",
+        "app.*.zip",
+        "grid.*.png",
+        "lazy-modules.*.json",
+        "pyodide-lock.*.json",
+        "favicon.*.svg",
+        "js/bokeh.*.min.js",
+        "js/panel.*.min.js",
+        "states-*/es-cache-2.html",
+        "states-*/pt-full-64.html",
+    ):
         assert len(list((site / "assets").glob(pattern))) == 1, pattern
     # a preview of every state a URL can ask for: 3 languages, 2 modes, t = 2 ... 64
     assert len(list((site / "assets").glob("states-*/*.html"))) == 3 * 2 * 63
@@ -64,6 +78,7 @@ def test_layout_self_contained(site):
 
 def test_pyodide_version_is_panels_pin(site):
     from panel.io.convert import PYODIDE_VERSION
+
     assert info(site)["pyodide"] == PYODIDE_VERSION.lstrip("v")
     assert json.loads(build.LOCK_PATH.read_text())["pyodide"]["version"] == PYODIDE_VERSION.lstrip("v")
 
@@ -78,8 +93,18 @@ def test_cdn_build_has_no_runtime(cdn):
 
 def test_self_contained_is_complete_and_hashes_match(site):
     lock = site_lock(site)
-    assert set(lock["packages"]) >= {"numpy", "pyyaml", "markupsafe", "packaging", "panel", "bokeh", "param",
-                                    "pyviz-comms", "jinja2", "pyodide-http"}
+    assert set(lock["packages"]) >= {
+        "numpy",
+        "pyyaml",
+        "markupsafe",
+        "packaging",
+        "panel",
+        "bokeh",
+        "param",
+        "pyviz-comms",
+        "jinja2",
+        "pyodide-http",
+    }
     for name, entry in lock["packages"].items():
         path = site / entry["file_name"]
         assert path.is_file(), entry["file_name"]
@@ -92,7 +117,7 @@ def test_self_contained_is_complete_and_hashes_match(site):
 
 
 def test_hashed_names_change_with_content(site):
-    (states,) = (site / "assets").glob("states-*")            # the previews: their folder's name
+    (states,) = (site / "assets").glob("states-*")  # the previews: their folder's name
     texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(states.glob("*.html"))}
     assert sha256_bytes(json.dumps(texts).encode()).startswith(states.name.split("-")[1])
     for p in (site / "assets").rglob("*"):
@@ -122,7 +147,7 @@ def test_wheels_are_slim_and_precompiled(site):
         names = set(z.namelist())
         assert {"app/main.py", "model/weights/minigpt.npz", "model/weights/tokenizer.json"} <= names
         assert "app/__pycache__/main.cpython-313.pyc" in names
-        assert {"app/i18n/es.po", "app/i18n/en.po", "app/i18n/pt.po"} <= names      # the texts, a catalog each
+        assert {"app/i18n/es.po", "app/i18n/en.po", "app/i18n/pt.po"} <= names  # the texts, a catalog each
 
 
 def test_the_real_nh3_is_shipped(site):
@@ -130,8 +155,8 @@ def test_the_real_nh3_is_shipped(site):
     entry = site_lock(site)["packages"]["nh3"]
     assert entry["imports"] == ["nh3"]
     with zipfile.ZipFile(site / entry["file_name"]) as z:
-        assert "nh3/nh3.abi3.so" in z.namelist()                          # the Rust extension
-        assert z.read("nh3/nh3.abi3.so")[:4] == b"\0asm"                   # compiled to WebAssembly
+        assert "nh3/nh3.abi3.so" in z.namelist()  # the Rust extension
+        assert z.read("nh3/nh3.abi3.so")[:4] == b"\0asm"  # compiled to WebAssembly
     (app_zip,) = (site / "assets").glob("app.*.zip")
     assert not [n for n in zipfile.ZipFile(app_zip).namelist() if "nh3" in n]
     assert not (ROOT / "buildsupport" / "nh3.py").exists()
@@ -165,6 +190,7 @@ def test_compile_pyc_ships_sourceless_bytecode(tmp_path):
 
 
 # ---------------------------------------------------------------- URLs
+
 
 class _Refs(HTMLParser):
     def __init__(self):
@@ -221,9 +247,13 @@ def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
         refs.feed(text)
         bad += [(page, u) for u in refs.urls if "//" in u and not u.startswith(allowed)]
         bad += [(page, u) for u in absolute_urls(text) if not u.startswith(allowed)]
-    files = [*(dist / "assets").glob("*.json"), *(dist / "assets").glob("loader.*.js"),
-             *(dist / "assets").glob("worker.*.js"), *(dist / "assets").glob("style.*.css"),
-             *(dist / "panel").rglob("*.css")]
+    files = [
+        *(dist / "assets").glob("*.json"),
+        *(dist / "assets").glob("loader.*.js"),
+        *(dist / "assets").glob("worker.*.js"),
+        *(dist / "assets").glob("style.*.css"),
+        *(dist / "panel").rglob("*.css"),
+    ]
     for f in files:
         text = f.read_text()
         if f.suffix == ".json":
@@ -246,6 +276,7 @@ def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
 
 
 # ---------------------------------------------------------------- cache checks and failures
+
 
 def _link_downloads(tmp_cache: Path, corrupt: str | None = None) -> None:
     src = build.DEFAULT_CACHE / "downloads"
@@ -303,15 +334,20 @@ def test_missing_compiled_wheels_stop_with_one_message_naming_them_all(tmp_path,
     _link_downloads(tmp_path / "cache")
     out = tmp_path / "dist"
     env = {k: v for k, v in os.environ.items() if k != "KV_EXPLORABLE_PYODIDE_WHEELS"}
-    env["KV_EXPLORABLE_OFFLINE"] = "1"          # no attempt at the Pyodide CDN (see the next test)
-    proc = subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(out), "--cache",
-                           str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=300)
+    env["KV_EXPLORABLE_OFFLINE"] = "1"  # no attempt at the Pyodide CDN (see the next test)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), "--out", str(out), "--cache", str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 1
     err = proc.stderr
     assert err.count("build failed:") == 1 and f"{len(REQUIRED)} compiled Pyodide wheel(s) missing" in err
-    for name in REQUIRED:                                             # every one, nh3 too
+    for name in REQUIRED:  # every one, nh3 too
         assert f"{name}: missing" in err, (name, err)
-    assert str(tmp_path / "cache" / "pyodide-0.29.3") in err          # where it looked, where to put them
+    assert str(tmp_path / "cache" / "pyodide-0.29.3") in err  # where it looked, where to put them
     assert "--pyodide-wheels" in err and "KV_EXPLORABLE_PYODIDE_WHEELS" in err and "--cdn" in err
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dist")]
@@ -352,6 +388,7 @@ def test_failed_build_keeps_previous_dist(tmp_path, warm_cache):
 
 # ---------------------------------------------------------------- server
 
+
 def _get(url, headers=None):
     req = urllib.request.Request(url, headers=headers or {})
     try:
@@ -391,8 +428,9 @@ def test_server_types_compression_caching_csp(cdn):
 def test_server_sends_wasm_mime_type(site):
     server = build.serve_in_thread(site, 0)
     try:
-        status, h, body = _get(server.url + f"pyodide/{info(site)['pyodide']}/pyodide.asm.wasm",
-                               {"Accept-Encoding": "gzip, br"})
+        status, h, body = _get(
+            server.url + f"pyodide/{info(site)['pyodide']}/pyodide.asm.wasm", {"Accept-Encoding": "gzip, br"}
+        )
         assert status == 200 and h["Content-Type"] == "application/wasm" and h["Content-Encoding"] == "gzip"
         assert gzip.decompress(body)[:4] == b"\0asm"
     finally:
@@ -404,11 +442,19 @@ def test_the_shell_reads_the_catalogs(site):
     """index.html's own texts are the default language's, from app/i18n/es.po; every language's are in
     the configuration, for static/loader.js; the noscript note is in every language."""
     from app.i18n import LANGS, shell_text
+
     page = (site / "index.html").read_text()
     assert "{{" not in page.split('id="kv-config"')[0] and '<html lang="es">' in page
     es = shell_text()["es"]
-    for key in ("shell_title", "shell_loading", "shell_failed", "shell_files", "shell_hint", "shell_retry",
-                "shell_dismiss"):
+    for key in (
+        "shell_title",
+        "shell_loading",
+        "shell_failed",
+        "shell_files",
+        "shell_hint",
+        "shell_retry",
+        "shell_dismiss",
+    ):
         assert f">{es[key]}<" in page, key
     assert f'<meta name="description" content="{es["shell_description"]}">' in page
     assert all(f'<span lang="{lang}">{shell_text()[lang]["shell_noscript"]}</span>' in page for lang in LANGS)

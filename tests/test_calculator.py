@@ -1,13 +1,14 @@
 """How much context fits: the wider chapter's figures, the lesson's memory numbers, the context
 window, the units and the typed numbers of the calculator."""
+
 import re
 from dataclasses import replace
 
 import pytest
 
-from app.sections.context.logic import BITS, CHAPTER_TABLES, DEFAULT, OVERHEAD_GIB, PRESETS, chapter_checks, presets
 from app.i18n import num
 from app.main import create_view
+from app.sections.context.logic import BITS, CHAPTER_TABLES, DEFAULT, OVERHEAD_GIB, PRESETS, chapter_checks, presets
 from model import Config, cost
 from model.cost import GiB, KiB, MiB
 
@@ -20,9 +21,9 @@ def test_the_chapter_statements():
 def test_the_assumptions_behind_them():
     assert OVERHEAD_GIB == 1.5 and BITS["4-bit"] == 4.125 and BITS["int8"] == 8
     thirteen = PRESETS["13b"].with_(bits=BITS["4-bit"], gpu_gib=8)
-    assert round(thirteen.weights_bytes() / GiB, 1) == 6.2          # "6,2 GB de 8"
+    assert round(thirteen.weights_bytes() / GiB, 1) == 6.2  # "6,2 GB de 8"
     extra = PRESETS["13b"].weights_bytes() - PRESETS["7b-gqa"].weights_bytes()
-    assert round(extra / GiB, 1) == 5.6                              # "5,6 GB de pesos adicionais"
+    assert round(extra / GiB, 1) == 5.6  # "5,6 GB de pesos adicionais"
 
 
 def test_bytes_per_token():
@@ -30,13 +31,13 @@ def test_bytes_per_token():
     assert cost.CHAPTER_05B.full_attention().kv_bytes_per_token(2) == 86_016 == 84 * KiB == 7 * 12_288
     assert PRESETS["7b-gqa"].bytes_per_token() == 128 * KiB
     assert PRESETS["13b"].bytes_per_token() == 800 * KiB
-    assert PRESETS["7b-mha"].bytes_per_token() == 262_144 * 2          # the lesson's 262,144 numbers
+    assert PRESETS["7b-mha"].bytes_per_token() == 262_144 * 2  # the lesson's 262,144 numbers
     assert PRESETS["mini"].bytes_per_token() == 2 * 2 * 64 * 8
 
 
 def test_the_chapters_other_figures():
-    assert 65_536 * PRESETS["0.5b"].bytes_per_token() == 768 * MiB      # 32 x 2,048 = 64 x 1,024 = 128 x 512
-    assert round(PRESETS["7b-gqa"].with_(bits=BITS["fp16"]).weights_bytes() / GiB, 1) == 13.0   # "13,0 GB em fp16"
+    assert 65_536 * PRESETS["0.5b"].bytes_per_token() == 768 * MiB  # 32 x 2,048 = 64 x 1,024 = 128 x 512
+    assert round(PRESETS["7b-gqa"].with_(bits=BITS["fp16"]).weights_bytes() / GiB, 1) == 13.0  # "13,0 GB em fp16"
     at_128k = 128_000 * PRESETS["7b-gqa"].bytes_per_token()
     assert round(at_128k / GiB, 1) == 15.6 and at_128k > PRESETS["7b-gqa"].with_(bits=16).weights_bytes()
     # "meio bilião de parâmetros a quatro bytes cada são 1,98 GB; a dois bytes, 0,99 GB; a um byte, 0,49 GB":
@@ -62,7 +63,7 @@ def test_users_share_the_memory():
     p = PRESETS["7b-gqa"]
     assert p.tokens_per_user() == int(p.free_bytes() // p.bytes_per_token())
     assert p.with_(users=4).tokens_per_user() == int(p.free_bytes() // (4 * p.bytes_per_token()))
-    assert p.with_(users=10 ** 9).tokens_per_user() == 0
+    assert p.with_(users=10**9).tokens_per_user() == 0
 
 
 def test_nothing_left_is_zero_not_negative():
@@ -78,8 +79,7 @@ def test_the_window_caps_the_tokens():
     big = PRESETS["7b-gqa"].with_(bits=16, gpu_gib=48)
     assert big.tokens_per_user() == 128_000 == big.window and round(big.cache_bytes() / GiB, 1) == 15.6
     windows = {k: p.window for k, p in PRESETS.items()}
-    assert windows == {"7b-mha": 32_768, "mini": 64, "0.5b": 32_768, "7b-gqa": 128_000, "13b": 4_096,
-                       "70b": 128_000}
+    assert windows == {"7b-mha": 32_768, "mini": 64, "0.5b": 32_768, "7b-gqa": 128_000, "13b": 4_096, "70b": 128_000}
 
 
 def test_the_mini_gpt_preset_is_the_live_config():
@@ -108,7 +108,7 @@ def test_the_chapters_figures_on_the_page():
     assert "800\u00a0KiB por token" in ctx.result.object
     ctx.bits.value = BITS["4-bit"]
     typed(ctx, gpu="8")
-    assert ">337 tokens" in ctx.result.object and "Pesos: 6,24\u00a0GiB" in ctx.result.object      # "6,2 GB de 8"
+    assert ">337 tokens" in ctx.result.object and "Pesos: 6,24\u00a0GiB" in ctx.result.object  # "6,2 GB de 8"
     ctx.bits.value = BITS["int8"]
     typed(ctx, gpu="16")
     assert ">3.136 tokens" in ctx.result.object
@@ -125,7 +125,7 @@ def test_the_chapters_figures_on_the_page():
     typed(ctx, users="2")
     assert "65.536 tokens ocupam 768\u00a0MiB" in ctx.result.object
     typed(ctx, kv_heads="14")
-    assert "84\u00a0KiB por token" in ctx.result.object                     # 86,016 with full attention
+    assert "84\u00a0KiB por token" in ctx.result.object  # 86,016 with full attention
     notes = ctx.assumptions.object
     assert "337 tokens" in notes and "1,98\u00a0GB" in notes and "1,84\u00a0GiB" in notes and "13,0\u00a0GB" in notes
 
@@ -164,14 +164,18 @@ def test_numbers_are_typed_the_languages_way():
     before = ctx.result.object
     typed(ctx, overhead="2,5")
     assert ctx.fields["overhead"].value == 2.5 and ctx.result.object != before
-    typed(ctx, overhead="1.5")                                        # a decimal point is read too
+    typed(ctx, overhead="1.5")  # a decimal point is read too
     assert ctx.result.object == before
-    view.session.settings.lang = "es"                                 # the same numbers, written in Spanish
+    view.session.settings.lang = "es"  # the same numbers, written in Spanish
     assert ctx.fields["overhead"].widget.value == "1.5"
     assert ctx.fields["params"].widget.value == "7\u202f000\u202f000\u202f000"
     assert ">19\u202f377 tokens" in ctx.result.object
     typed(ctx, layers="2.5")
-    assert "ctx-invalid" in ctx.result.object and "Capas L" in ctx.result.object and "entero de 1 a 512" in ctx.result.object
+    assert (
+        "ctx-invalid" in ctx.result.object
+        and "Capas L" in ctx.result.object
+        and "entero de 1 a 512" in ctx.result.object
+    )
     typed(ctx, layers="32", gpu="abc")
     assert "Memoria de la GPU" in ctx.result.object
     typed(ctx, gpu="24")

@@ -2,15 +2,16 @@
 the sandbox's runner (the very file the sandbox worker runs, here in CPython), the answer as the
 page's host hands it back, its checking, and the verdict. The browser half is
 tests/test_sandbox_browser.py."""
+
 import json
 
 import numpy as np
 import pytest
 
-from app.sections.prove import logic as cell
-from app.sections.quiz import challenge
 from app.sandbox import read_answer
 from app.sandbox.runner import run_json
+from app.sections.prove import logic as cell
+from app.sections.quiz import challenge
 
 
 def through_sandbox(payload: dict, output=(), more=0) -> object:
@@ -22,7 +23,7 @@ def through_sandbox(payload: dict, output=(), more=0) -> object:
 @pytest.fixture(scope="module")
 def case(gpt):
     ids = gpt.tokenizer.encode("La Nela dijo que no quería ver el sol")
-    return gpt.attention_at(ids, 1, 2)             # q, K, V, the model's output
+    return gpt.attention_at(ids, 1, 2)  # q, K, V, the model's output
 
 
 def check(code, case):
@@ -55,12 +56,15 @@ def test_errors_come_back_with_type_and_line(case):
     assert check("def atencion(q, K, V):\n    return softmax(q)\n", case).answer.error_type == "NameError"
 
 
-@pytest.mark.parametrize("code, kind", [
-    ("exit()", "SystemExit"),
-    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
-    ("class Boom(BaseException):\n    pass\nraise Boom('no')", "Boom"),
-    ("class Odd(Exception):\n    def __str__(self):\n        raise ValueError\nraise Odd()", "Odd"),
-])
+@pytest.mark.parametrize(
+    "code, kind",
+    [
+        ("exit()", "SystemExit"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+        ("class Boom(BaseException):\n    pass\nraise Boom('no')", "Boom"),
+        ("class Odd(Exception):\n    def __str__(self):\n        raise ValueError\nraise Odd()", "Odd"),
+    ],
+)
 def test_every_exception_is_an_answer(case, code, kind):
     v = check(code, case)
     assert v.kind == "error" and v.answer.error_type == kind
@@ -90,20 +94,32 @@ def test_the_readers_copies_are_theirs(case):
 
 # -- what the app trusts of an answer: only the shape it expects -------------------------------------
 
-@pytest.mark.parametrize("response, status", [
-    (None, "garbled"), ([], "garbled"), ({"status": "done"}, "garbled"),
-    ({"status": "done", "answer": "{"}, "garbled"),
-    ({"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [2], "data": [1]}})}, "garbled"),
-    ({"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [1], "data": [True]}})}, "garbled"),
-    ({"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [1], "data": ["x"]}})}, "garbled"),
-    ({"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [10**6], "data": []}})}, "garbled"),
-    ({"status": "done", "answer": json.dumps({"status": "surprise"})}, "garbled"),
-    ({"status": "done", "answer": json.dumps({"status": "problem", "problem": "<script>"})}, "garbled"),
-    ({"status": "done", "answer": "[" * 100_000 + "]" * 100_000}, "garbled"),
-    ({"status": "timeout", "limit_s": 5}, "timeout"),
-    ({"status": "crashed", "message": "x" * 10_000}, "crashed"),
-    ({"status": "evil"}, "garbled"),
-])
+
+@pytest.mark.parametrize(
+    "response, status",
+    [
+        (None, "garbled"),
+        ([], "garbled"),
+        ({"status": "done"}, "garbled"),
+        ({"status": "done", "answer": "{"}, "garbled"),
+        ({"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [2], "data": [1]}})}, "garbled"),
+        (
+            {"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [1], "data": [True]}})},
+            "garbled",
+        ),
+        ({"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [1], "data": ["x"]}})}, "garbled"),
+        (
+            {"status": "done", "answer": json.dumps({"status": "ok", "value": {"shape": [10**6], "data": []}})},
+            "garbled",
+        ),
+        ({"status": "done", "answer": json.dumps({"status": "surprise"})}, "garbled"),
+        ({"status": "done", "answer": json.dumps({"status": "problem", "problem": "<script>"})}, "garbled"),
+        ({"status": "done", "answer": "[" * 100_000 + "]" * 100_000}, "garbled"),
+        ({"status": "timeout", "limit_s": 5}, "timeout"),
+        ({"status": "crashed", "message": "x" * 10_000}, "crashed"),
+        ({"status": "evil"}, "garbled"),
+    ],
+)
 def test_read_answer_trusts_only_the_expected_shape(response, status):
     a = read_answer(response)
     assert a.status == status
@@ -118,20 +134,25 @@ def test_printed_output_is_capped_and_counted():
 
 # -- the lesson's first cell --------------------------------------------------------------------------
 
+
 def run_cell(code, capsys, seed=0, lang="es"):
     a = through_sandbox(cell.payload(code, seed, lang))
-    return a, capsys.readouterr().out           # in CPython the prints go to stdout (the worker captures them)
+    return a, capsys.readouterr().out  # in CPython the prints go to stdout (the worker captures them)
 
 
 @pytest.mark.parametrize("lang", ["es", "en", "pt"])
 def test_the_cell_fills_the_window_and_compares(gpt, capsys, lang):
     from model import generate
+
     a, out = run_cell(cell.cell(lang, 64, 0.9), capsys, lang=lang)
     assert a.status == "ok", a
     lines = out.splitlines()
     assert lines[0] == gpt.tokenizer.decode(generate(gpt, "La Nela", 62, seed=0, top_p=0.9)).splitlines()[0]
-    diffs = {int(ln.split()[0]): float(ln.split()[1]) for ln in lines if ln.split() and ln.split()[0].isdigit()
-             and len(ln.split()) == 2}
+    diffs = {
+        int(ln.split()[0]): float(ln.split()[1])
+        for ln in lines
+        if ln.split() and ln.split()[0].isdigit() and len(ln.split()) == 2
+    }
     assert set(diffs) == set(cell.compare_at(64)) == {8, 16, 24, 32, 40, 48, 56, 64}
     assert max(diffs.values()) < 1e-12
     assert "(4, 64, 16)" in lines[-1] and "16384" in lines[-1]
@@ -156,18 +177,19 @@ def test_runs_wait_in_line_one_per_section():
     section's newer request replaces its own older one, and the next one starts when an answer
     arrives (the browser's answers are set here by hand, as the page's host sets them)."""
     from app.sandbox import CodeSandbox
+
     box = CodeSandbox()
     answers, started = [], []
     first = box.submit({"code": "1"}, lambda a, run: answers.append(run), key="prove", limit_s=10)
     assert box.request["id"] == first and not box.queued(first) and box.limit_in_flight == 10
     second = box.submit({"code": "2"}, lambda a, run: answers.append(run), key="quiz", on_start=started.append)
     third = box.submit({"code": "3"}, lambda a, run: answers.append(run), key="quiz", on_start=started.append)
-    assert box.queued(third) and not box.queued(second)          # replaced by the newer request
-    assert box.request["id"] == first                            # nothing sent while one runs
+    assert box.queued(third) and not box.queued(second)  # replaced by the newer request
+    assert box.request["id"] == first  # nothing sent while one runs
     box.response = {"id": first, "status": "timeout", "limit_s": 10}
     assert answers == [first] and started == [third] and box.request["id"] == third
     assert json.loads(box.request["payload"]) == {"code": "3"}
-    box.response = {"id": second, "status": "done", "answer": "{}"}     # an answer to no run in flight
+    box.response = {"id": second, "status": "done", "answer": "{}"}  # an answer to no run in flight
     assert answers == [first]
     box.response = {"id": third, "status": "done", "answer": json.dumps({"status": "ok", "value": None})}
     assert answers == [first, third] and not box.busy

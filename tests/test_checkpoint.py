@@ -1,4 +1,5 @@
 """A missing or corrupt checkpoint gives a clear error naming the file."""
+
 import json
 import shutil
 
@@ -66,19 +67,21 @@ def test_stored_as_float32_computed_in_float64(tmp_path, gpt):
     with np.load(WEIGHTS) as npz:
         assert all(npz[k].dtype == np.float32 for k in npz.files if k != "__config__")
     assert all(p.dtype == np.float64 for p in gpt.params.values())
-    assert WEIGHTS.stat().st_size < 600_000                    # half of 136,448 x 8 bytes, and a little
+    assert WEIGHTS.stat().st_size < 600_000  # half of 136,448 x 8 bytes, and a little
 
 
 def test_saving_refuses_numbers_a_checkpoint_cannot_keep(tmp_path, gpt):
     from model.checkpoint import stored_precision
+
     params = {k: v.copy() for k, v in gpt.params.items()}
-    params["wte"][0, 0] += 1e-12                               # not a float32 number any more
+    params["wte"][0, 0] += 1e-12  # not a float32 number any more
     with pytest.raises(ValueError, match="wte is not made of float32 numbers"):
         save_weights(tmp_path / "x.npz", params, gpt.config)
     save_weights(tmp_path / "x.npz", stored_precision(params), gpt.config)
 
 
 # -- every malformed tokenizer file is refused at load time, naming the file and the fix ----
+
 
 def tokenizer_data() -> dict:
     return json.loads(TOKENIZER.read_text(encoding="utf-8"))
@@ -127,18 +130,23 @@ def test_malformed_tokenizer_is_refused_at_load(tmp_path, what):
 def test_tokenizer_of_another_size_is_refused_at_load(tmp_path):
     bad = tmp_path / "tok.json"
     bad.write_text(json.dumps(edited(lambda d: d["merges"].pop())), encoding="utf-8")
-    with pytest.raises(CheckpointError, match=r"tokenizer .*tok.json has 511 tokens but checkpoint "
-                                              r".*minigpt.npz expects 512.*Use the tokenizer the checkpoint"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"tokenizer .*tok.json has 511 tokens but checkpoint "
+        r".*minigpt.npz expects 512.*Use the tokenizer the checkpoint",
+    ):
         MiniGPT.load(WEIGHTS, bad)
 
 
 def test_the_committed_tokenizer_passes_the_checks_and_round_trips():
     from model.tokenizer import Tokenizer
+
     tok = Tokenizer.from_dict(tokenizer_data())
     assert tok.to_json() == TOKENIZER.read_text(encoding="utf-8")
 
 
 # -- weights -------------------------------------------------------------------------------------
+
 
 def saved_with_config(tmp_path, gpt, config_json: str):
     path = tmp_path / "c.npz"
@@ -148,9 +156,20 @@ def saved_with_config(tmp_path, gpt, config_json: str):
     return path
 
 
-@pytest.mark.parametrize("config_json", ["[2, 64]", "null", '"small"', '{"n_heads": 3}',
-                                         '{"n_kv_heads": 3}', '{"d_model": 64.0}', '{"n_layers": -2}',
-                                         '{"colour": 1}', "{not json"])
+@pytest.mark.parametrize(
+    "config_json",
+    [
+        "[2, 64]",
+        "null",
+        '"small"',
+        '{"n_heads": 3}',
+        '{"n_kv_heads": 3}',
+        '{"d_model": 64.0}',
+        '{"n_layers": -2}',
+        '{"colour": 1}',
+        "{not json",
+    ],
+)
 def test_checkpoint_with_a_bad_config_is_refused(tmp_path, gpt, config_json):
     path = saved_with_config(tmp_path, gpt, config_json)
     with pytest.raises(CheckpointError, match="checkpoint has no valid config: .*c.npz .*Rebuild it"):
@@ -161,6 +180,7 @@ def test_the_lessons_checkpoint_is_written_byte_for_byte_again(tmp_path):
     """Config.n_kv_heads did not change what a checkpoint of the lesson's model holds: its
     file (written before the key existed) loads, and saving it gives the same bytes."""
     from model.checkpoint import load_weights
+
     params, config = load_weights(WEIGHTS)
     assert config.n_kv_heads == config.n_heads == 4
     save_weights(tmp_path / "again.npz", params, config)
@@ -170,6 +190,7 @@ def test_the_lessons_checkpoint_is_written_byte_for_byte_again(tmp_path):
 def test_shared_heads_checkpoint_round_trips(tmp_path):
     from model import Config
     from model.checkpoint import stored_precision
+
     gpt = MiniGPT.random(Config(n_kv_heads=1), seed=3)
     save_weights(tmp_path / "w.npz", stored_precision(gpt.params), gpt.config)
     again = MiniGPT.load(tmp_path / "w.npz")
@@ -178,6 +199,7 @@ def test_shared_heads_checkpoint_round_trips(tmp_path):
 
 def test_corrupt_metrics_name_the_file(tmp_path):
     from model.checkpoint import load_metrics
+
     bad = tmp_path / "metrics.json"
     bad.write_text("{ no", encoding="utf-8")
     with pytest.raises(CheckpointError, match="metrics file is corrupt: .*metrics.json"):

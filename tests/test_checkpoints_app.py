@@ -1,5 +1,6 @@
 """The checkpoints a reader picks, loaded when asked: read-only and shared, fetched and checked on
 the static site (here with the fetch given: the worker's synchronous request is not in CPython)."""
+
 import hashlib
 import json
 
@@ -23,8 +24,9 @@ def test_variants_load_once_and_read_only():
 def test_missing_files_are_fetched_and_checked(tmp_path, monkeypatch):
     real = (CHECKPOINTS_DIR / "draft" / "metrics.json").read_bytes()
     manifest = tmp_path / "checkpoints.json"
-    manifest.write_text(json.dumps({"draft": {"extra.json": {"url": "assets/x.json",
-                                                             "sha256": hashlib.sha256(real).hexdigest()}}}))
+    manifest.write_text(
+        json.dumps({"draft": {"extra.json": {"url": "assets/x.json", "sha256": hashlib.sha256(real).hexdigest()}}})
+    )
     fetched = []
 
     def fetch(url):
@@ -35,7 +37,7 @@ def test_missing_files_are_fetched_and_checked(tmp_path, monkeypatch):
     target = CHECKPOINTS_DIR / "draft" / "extra.json"
     try:
         assert fetched == ["assets/x.json"] and target.read_bytes() == real
-        checkpoints.ensure_files("draft", fetch=fetch, manifest=manifest)        # there now: not again
+        checkpoints.ensure_files("draft", fetch=fetch, manifest=manifest)  # there now: not again
         assert fetched == ["assets/x.json"]
     finally:
         target.unlink()

@@ -2,6 +2,7 @@
 with or without the cache, with the quiz open. Each formula the page shows is checked against its own
 numbers (the product shown is the number shown, the bytes follow the format), without a browser: the
 texts are the page's panes, rendered through the catalogs as the page renders them."""
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,7 @@ from model import cost
 from model.config import CACHE_FORMATS, KV_HEADS_CHECKPOINTS
 
 BYTES_PER_NUMBER = {"float64": 8, "float16": 2, "int8": 1, "int4": 0.5}
-SCALE_BYTES = {"float64": 0, "float16": 0, "int8": 4, "int4": 4}      # one float32 scale per head and position
+SCALE_BYTES = {"float64": 0, "float16": 0, "int8": 4, "int4": 4}  # one float32 scale per head and position
 LANG_SEPARATORS = {"en": (",", "."), "es": ("\u202f", "."), "pt": (".", ",")}
 
 
@@ -45,7 +46,7 @@ def card(html: str, testid: str) -> str:
     """The HTML of one readout card (up to the next card)."""
     start = html.index(f"data-testid='{testid}'")
     end = html.find("<div class='card", start)
-    return html[start:end if end != -1 else len(html)]
+    return html[start : end if end != -1 else len(html)]
 
 
 def open_quiz(view):
@@ -76,8 +77,11 @@ def check_memory_card(view, lang: str, fmt: str):
         assert factors == [2, cfg.n_layers, ex.t, cfg.n_kv_heads, cfg.d_head], formula
     assert numbers_in(value, lang)[0] == shown_numbers == ex.cache.n_numbers, (value, formula)
     nbytes = shown_numbers * BYTES_PER_NUMBER[fmt] + shown_numbers // cfg.d_head * SCALE_BYTES[fmt]
-    assert nbytes == ex.cache.nbytes == cost.quantized_cache_bytes(cfg, ex.t, int(8 * BYTES_PER_NUMBER[fmt]),
-                                                                     SCALE_BYTES[fmt])
+    assert (
+        nbytes
+        == ex.cache.nbytes
+        == cost.quantized_cache_bytes(cfg, ex.t, int(8 * BYTES_PER_NUMBER[fmt]), SCALE_BYTES[fmt])
+    )
     if fmt == "float64":
         kib = nbytes / 1024
         shown = numbers_in(value, lang)
@@ -103,6 +107,7 @@ def check_cost_cards(view, lang: str):
 
 def check_smaller_status(view, lang: str, fmt: str, mode: str):
     from model.quantize import logit_drift
+
     ex = view.ex
     small = next(s for s in view.sections if s.key == "smaller")
     status = plain(small.status.object)
@@ -111,7 +116,7 @@ def check_smaller_status(view, lang: str, fmt: str, mode: str):
     assert per_position == ex.cache.nbytes / ex.t
     assert f" {size(per_position, lang)} " in status and f" {size(per_position * cfg.n_ctx, lang)}." in status
     assert fmt in status
-    if fmt != "float64" and mode == CACHE:       # this step's drift: model.quantize's, from where the cache was filled
+    if fmt != "float64" and mode == CACHE:  # this step's drift: model.quantize's, from where the cache was filled
         drift = logit_drift(ex.gpt, ex.ids, fmt, n_prompt=ex.switched_at or ex.n_prompt)
         assert ex.drift[ex.t] == drift[ex.t - 1]
         assert f"{sci(drift[ex.t - 1], lang)} " in status, status
@@ -126,7 +131,7 @@ def check_quiz(view, quiz_section, lang: str, lesson):
     memory = texts["memory"]
     L, d = (number(x, lang) for x in re.search(r"L = (\S+), d = ([\d\u202f.,]+)\)", memory).groups())
     T = cfg.n_ctx
-    numbers = 2 * L * T * d                                           # 2·L·t·d at the full window
+    numbers = 2 * L * T * d  # 2·L·t·d at the full window
     assert (L, d) == (cfg.n_layers, cfg.d_model) == (2, 64) and numbers == 16_384
     assert num(numbers, lang) in memory and size(numbers * 8, lang) in memory and "128\u00a0KiB" in memory
     ratio = texts["ratio"]
@@ -135,7 +140,7 @@ def check_quiz(view, quiz_section, lang: str, lesson):
     total = texts["total"]
     a, b = cost.total_cached(cfg, T), cost.total_uncached(cfg, T)
     assert num(a, lang) in total and num(b, lang) in total and num(b / a, lang, 1) in total
-    proof = re.search(r"\d[.,]\de-\d+|\b0\b", texts["fixed"]).group(0)      # "does not change a single digit"
+    proof = re.search(r"\d[.,]\de-\d+|\b0\b", texts["fixed"]).group(0)  # "does not change a single digit"
     assert number(proof.replace(",", "."), "en") < 1e-12, texts["fixed"]
     assert f"P[{T}]" in texts["pos65"] and f" {T + 1}" in texts["pos65"]
     intro = plain(quiz_section.intro.object)
@@ -143,7 +148,7 @@ def check_quiz(view, quiz_section, lang: str, lesson):
     assert ("float64" in intro) == (not lessons), intro
     if not lessons:
         assert f" {cfg.n_kv_heads} " in intro and " 8 " in intro
-    q, K, V, out = quiz_section.case()                                 # the challenge: the lesson's numbers too
+    q, K, V, out = quiz_section.case()  # the challenge: the lesson's numbers too
     expected = lesson.attention_at(ex.ids, quiz_section.block.value, quiz_section.head.value)
     assert all((x == y).all() for x, y in zip((q, K, V, out), expected)) and K.shape == (ex.t, cfg.d_head)
 

@@ -6,6 +6,7 @@ and axe-core finds nothing serious in it.
 
 Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,10 @@ from tests.test_beyond_browser import page_modules, static
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 LAZY = {"model.scheduler", "app.sections.cb.logic"}
-TITLE = {"es": "Lugares que se liberan: el lote continuo (continuous batching)",
-         "en": "Slots that free up: continuous batching"}
+TITLE = {
+    "es": "Lugares que se liberan: el lote continuo (continuous batching)",
+    "en": "Slots that free up: continuous batching",
+}
 
 # canvases anywhere in the page, shadow roots included, drawn at a size (Bokeh's plots)
 CANVASES = """() => {
@@ -38,26 +41,28 @@ CANVASES = """() => {
 
 
 def table_rows(page, testid: str) -> list[list[str]]:
-    return [[c.strip() for c in r.split("\t")] for r in page.locator(f"[data-testid={testid}] tbody tr").all_inner_texts()]
+    return [
+        [c.strip() for c in r.split("\t")] for r in page.locator(f"[data-testid={testid}] tbody tr").all_inner_texts()
+    ]
 
 
 def test_continuous_batching_in_the_browser(browser, app_url):
     page, requests = open_app(browser, app_url, "?lang=es", width=1280)
     wait_t(page, 2)
     if static(app_url):
-        assert page_modules(page).isdisjoint(LAZY)                  # a fresh page has none of it
+        assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     canvases = page.evaluate(CANVASES)
-    page.get_by_role("button", name=TITLE["es"], exact=True).click()   # built on opening: it serves 16 requests
+    page.get_by_role("button", name=TITLE["es"], exact=True).click()  # built on opening: it serves 16 requests
     same = page.locator("[data-testid=cb-same]")
     same.wait_for(timeout=120000)
-    open_card(page, TITLE["es"])                                      # and says it is open
-    assert same.get_attribute("data-same") == "True"                # computed in the page: every text as alone
+    open_card(page, TITLE["es"])  # and says it is open
+    assert same.get_attribute("data-same") == "True"  # computed in the page: every text as alone
     assert (same.get_attribute("data-static"), same.get_attribute("data-continuous")) == ("16", "16")
     assert "Cada texto, igual que al decodificar esa petición sola con su semilla: sí" in same.inner_text()
     assert page.locator("[data-testid=cb-counts-static]").get_attribute("data-steps") == "71"
     assert page.locator("[data-testid=cb-counts-continuous]").get_attribute("data-steps") == "46"
-    assert page.locator("[data-testid=cb-counts-static]").get_attribute("data-held") != "0"   # padding drawn
-    page.wait_for_function(f"({CANVASES})() >= {canvases + 2}", timeout=30000)              # the two pictures
+    assert page.locator("[data-testid=cb-counts-static]").get_attribute("data-held") != "0"  # padding drawn
+    page.wait_for_function(f"({CANVASES})() >= {canvases + 2}", timeout=30000)  # the two pictures
     if static(app_url):
         assert LAZY <= page_modules(page)
 
@@ -68,23 +73,25 @@ def test_continuous_batching_in_the_browser(browser, app_url):
     window, chapter = table_rows(page, "cb-window-table"), table_rows(page, "cb-chapter-table")
     assert [r[:2] for r in window] == [["Lote estático", "71"], ["Lote continuo", "46"]]
     assert [r[:2] for r in chapter] == [["Lote estático", "738"], ["Lote continuo", "454"]]
-    explain = text_of(page, "cb-window-explain")                     # the sentences say what the tables show
+    explain = text_of(page, "cb-window-explain")  # the sentences say what the tables show
     assert f"latencia media {window[1][3]} ms frente a {window[0][3]} ms" in explain
     assert f"p90 {window[1][5]} frente a {window[0][5]} ms" in explain
     assert f"Tu paso costó {costs[0][1]} ms con una conversación y {costs[3][1]} ms con cuatro" in explain
     c8 = float(costs[4][1].replace("\u202f", ""))
-    expected = chapter_rows(c8 * 1e-3)                               # the chapter's ratios: the same at any cost
+    expected = chapter_rows(c8 * 1e-3)  # the chapter's ratios: the same at any cost
     read = page.locator("[data-testid=cb-chapter-explain]")
     assert abs(float(read.get_attribute("data-throughput")) - expected["ratios"]["throughput"]) < 1e-9
     assert float(read.get_attribute("data-latency")) > 10
-    assert (f"el lote continuo da {clock.ratio_text(expected['ratios']['throughput'], 'es')} veces más tokens "
-            f"por segundo ({chapter[1][2]} frente a {chapter[0][2]})") in read.inner_text()
+    assert (
+        f"el lote continuo da {clock.ratio_text(expected['ratios']['throughput'], 'es')} veces más tokens "
+        f"por segundo ({chapter[1][2]} frente a {chapter[0][2]})"
+    ) in read.inner_text()
     assert "semilla 59" in read.inner_text() and "63 pasos, no 231" in text_of(page, "cb-window-note")
     shot(page, ("static-" if static(app_url) else "served-") + "continuous-es")
-    print("costs (B, ms, range):", costs, "\nmini-GPT:", window, "\nchapter:", chapter)   # shown with -s
+    print("costs (B, ms, range):", costs, "\nmini-GPT:", window, "\nchapter:", chapter)  # shown with -s
 
     open_card(page, "Ajustes avanzados")
-    page.get_by_role("button", name="English").click()              # the language switch: every text again
+    page.get_by_role("button", name="English").click()  # the language switch: every text again
     page.get_by_role("button", name=TITLE["en"], exact=True).wait_for(timeout=30000)
     page.get_by_text("Every text equal to decoding that request alone with its seed: yes").wait_for()
     assert [r[0] for r in table_rows(page, "cb-window-table")] == ["Static batching", "Continuous batching"]

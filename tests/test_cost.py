@@ -1,4 +1,5 @@
 """Every number of LESSON.md's cost and memory section."""
+
 import pytest
 
 from model import Config, MiniGPT, cost
@@ -8,7 +9,7 @@ CFG = Config()
 
 
 def test_row_cost():
-    assert cost.c_row(CFG) == 2 * (4 * 64 ** 2 + 2 * 64 * 256) + 64 * 512 == 131_072
+    assert cost.c_row(CFG) == 2 * (4 * 64**2 + 2 * 64 * 256) + 64 * 512 == 131_072
 
 
 def test_with_and_without_cache_per_token():
@@ -16,7 +17,7 @@ def test_with_and_without_cache_per_token():
     assert cost.c_cached(CFG, 64) == 131_072 + 2 * 2 * 64 * 64 == 147_456
     for t in (1, 8, 16, 32, 48, 64):
         assert cost.c_uncached(CFG, t) == t * cost.c_cached(CFG, t)
-        assert cost.ratio_at(CFG, t) == t                       # exactly t times more
+        assert cost.ratio_at(CFG, t) == t  # exactly t times more
 
 
 def test_totals_over_the_window():
@@ -41,13 +42,13 @@ def test_seven_billion_example():
     assert cost.cache_numbers(32, 4096, 1) == 262_144
     assert cost.cache_bytes(32, 4096, 4096, 2) == 2 * GiB
     assert cost.cache_bytes(32, 4096, 32_768, 2) == 16 * GiB
-    assert cost.cache_bytes(32, 4096, 32_768, 2) > 13 * GiB   # more than its weights
+    assert cost.cache_bytes(32, 4096, 32_768, 2) > 13 * GiB  # more than its weights
 
 
 def test_grouped_heads_formula():
     # full multi-head attention is the lesson's formula
     assert cost.kv_bytes_per_token(32, 32, 128, 2) == cost.cache_bytes(32, 4096, 1, 2)
-    assert cost.kv_bytes_per_token(24, 2, 64, 2) == 12_288      # the 0.5B of the wider chapter
+    assert cost.kv_bytes_per_token(24, 2, 64, 2) == 12_288  # the 0.5B of the wider chapter
     assert cost.kv_bytes_per_token(32, 8, 128, 2) == 128 * KiB
     assert cost.kv_bytes_per_token(40, 40, 128, 2) == 800 * KiB
 
@@ -63,17 +64,20 @@ def test_closed_forms_match_sums(T):
 DRAFT = Config(n_layers=1, d_model=32, n_heads=2, d_ff=128)
 
 
-@pytest.mark.parametrize("n_kv,c_row,params,cache", [
-    (4, 131_072, 136_448, 16_384),
-    (2, 122_880, 128_256, 8_192),
-    (1, 118_784, 124_160, 4_096),
-])
+@pytest.mark.parametrize(
+    "n_kv,c_row,params,cache",
+    [
+        (4, 131_072, 136_448, 16_384),
+        (2, 122_880, 128_256, 8_192),
+        (1, 118_784, 124_160, 4_096),
+    ],
+)
 def test_shared_heads_shrink_wk_wv_and_the_cache(n_kv, c_row, params, cache):
     cfg = Config(n_kv_heads=n_kv)
     L, d, dk, f, V = 2, 64, 16, 256, 512
     assert cost.c_row(cfg) == L * (2 * d * d + 2 * d * n_kv * dk + 2 * d * f) + d * V == c_row
     assert cost.n_params(cfg) == params == MiniGPT.random(cfg).n_params()
-    assert params == 136_448 - 2 * 2 * 64 * (64 - n_kv * 16)          # Wk, Wv: d x d -> d x H_kv d_k
+    assert params == 136_448 - 2 * 2 * 64 * (64 - n_kv * 16)  # Wk, Wv: d x d -> d x H_kv d_k
     assert cost.kv_cache_numbers(cfg, 64) == 2 * L * 64 * n_kv * dk == cache
     # attention's multiplications do not shrink: every query head still reads t keys
     assert cost.c_cached(cfg, 64) - cost.c_row(cfg) == 2 * L * 64 * d
@@ -95,16 +99,22 @@ def test_draft_model_counts():
     assert round(cost.c_row(DRAFT) / cost.c_row(CFG), 3) == 0.219
 
 
-@pytest.mark.parametrize("fmt,bits,scale_bytes,nbytes", [
-    ("float64", 64, 0, 131_072), ("float16", 16, 0, 32_768),
-    ("int8", 8, 4, 16_384 + 4 * 1_024), ("int4", 4, 4, 8_192 + 4 * 1_024),
-])
+@pytest.mark.parametrize(
+    "fmt,bits,scale_bytes,nbytes",
+    [
+        ("float64", 64, 0, 131_072),
+        ("float16", 16, 0, 32_768),
+        ("int8", 8, 4, 16_384 + 4 * 1_024),
+        ("int4", 4, 4, 8_192 + 4 * 1_024),
+    ],
+)
 def test_quantized_cache_bytes_are_the_arrays_it_holds(fmt, bits, scale_bytes, nbytes):
     from model.quantize import QuantizedKVCache
+
     cache = QuantizedKVCache.empty(CFG, fmt)
     MiniGPT.random(CFG).llenar(list(range(64)), cache)
     assert cache.nbytes == cost.quantized_cache_bytes(CFG, 64, bits, scale_bytes, group=16) == nbytes
-    assert cache.nbytes == cost.quantized_cache_bytes(CFG, 64, bits, scale_bytes) == nbytes   # the default group
+    assert cache.nbytes == cost.quantized_cache_bytes(CFG, 64, bits, scale_bytes) == nbytes  # the default group
     assert cache.n_numbers == 16_384
 
 
@@ -122,6 +132,7 @@ def test_the_formula_is_the_quantized_cache_bytes_at_every_length(n_kv):
     """For every format and several lengths t, the formula (default group) equals the bytes of
     the arrays a QuantizedKVCache holds, for the lesson's model and the shared-head ones."""
     from model.quantize import FORMATS, SIZES, QuantizedKVCache
+
     cfg = Config(n_kv_heads=n_kv)
     gpt = MiniGPT.random(cfg, seed=n_kv)
     assert set(SIZES) == set(FORMATS)
@@ -138,19 +149,21 @@ def test_the_formula_is_the_quantized_cache_bytes_at_every_length(n_kv):
 
 # -- speculative decoding: the chapter's table ----------------------------------------------
 
+
 def test_speculative_formulas():
-    assert round(cost.speculative_speedup(0.9, 8, 0.1), 2) == 3.40       # the chapter's bold entries
+    assert round(cost.speculative_speedup(0.9, 8, 0.1), 2) == 3.40  # the chapter's bold entries
     assert round(cost.speculative_speedup(0.3, 8, 0.1), 2) == 0.79
-    assert round(cost.expected_tokens_per_pass(0.3, 8), 1) == 1.4         # "five passes for 1.4 tokens"
+    assert round(cost.expected_tokens_per_pass(0.3, 8), 1) == 1.4  # "five passes for 1.4 tokens"
     for a in (0.0, 0.3, 0.9, 1.0):
         for k in range(1, 9):
-            assert cost.expected_tokens_per_pass(a, k) == pytest.approx(sum(a ** i for i in range(k + 1)))
+            assert cost.expected_tokens_per_pass(a, k) == pytest.approx(sum(a**i for i in range(k + 1)))
     # by the count, checking k + 1 rows costs k + 1 rows: never cheaper per token
     assert cost.speculative_count_ratio(1.0, 4, 131_072, 28_672) < 1
     assert cost.speculative_count_ratio(1.0, 4, 131_072, 0) == 1.0
 
 
 # -- the total ratio between its two limits, and the texts' real models ----------------------
+
 
 def test_total_ratio_between_matrices_and_attention():
     """The mini-GPT's matrices dominate (attention matches them only at t = 512), so the total ratio
@@ -160,19 +173,22 @@ def test_total_ratio_between_matrices_and_attention():
     assert cost.matrices_only_ratio(T) < cost.total_ratio(CFG, T) < cost.attention_only_ratio(T)
     assert round(cost.total_ratio(CFG, T), 1) == 33.1
     only_matrices = sum(t * cost.c_row(CFG) for t in range(1, T + 1)) / (T * cost.c_row(CFG))
-    only_attention = (sum(t * cost.attention_cached(CFG, t) for t in range(1, T + 1))
-                      / sum(cost.attention_cached(CFG, t) for t in range(1, T + 1)))
-    assert only_matrices == cost.matrices_only_ratio(T) and only_attention == pytest.approx(cost.attention_only_ratio(T))
+    only_attention = sum(t * cost.attention_cached(CFG, t) for t in range(1, T + 1)) / sum(
+        cost.attention_cached(CFG, t) for t in range(1, T + 1)
+    )
+    assert only_matrices == cost.matrices_only_ratio(T) and only_attention == pytest.approx(
+        cost.attention_only_ratio(T)
+    )
 
 
 def test_the_texts_models():
     seven = cost.LESSON_7B
     assert (seven.n_layers, seven.d_model, seven.n_kv_heads == seven.n_heads) == (32, 4096, True)
     assert seven.kv_bytes_per_token(cost.LESSON_7B_BYTES) == 2 * cost.cache_numbers(32, 4096, 1)
-    assert max(cost.LESSON_7B_CONTEXTS) == seven.n_ctx                 # the lesson's 32,768 fits its window
+    assert max(cost.LESSON_7B_CONTEXTS) == seven.n_ctx  # the lesson's 32,768 fits its window
     half = cost.CHAPTER_05B
     assert half.kv_bytes_per_token(2) == 12_288 and half.full_attention().kv_bytes_per_token(2) == 86_016
-    assert half.d_model == 896                                            # "896 dimensões"
+    assert half.d_model == 896  # "896 dimensões"
     assert cost.CHAPTER_7B.kv_bytes_per_token(2) == 128 * KiB and cost.CHAPTER_7B.n_ctx == 128_000
     assert cost.CHAPTER_13B.kv_bytes_per_token(2) == 800 * KiB
     mini = cost.Architecture.of(CFG)

@@ -1,10 +1,10 @@
 """What metrics.json records beyond training: the quantized cache's drift over held-out windows
 (model/drift.py) and the held-out loss over training seeds (model/seeds.py), and that writing
 them keeps every other key as it was."""
+
 import json
 import shutil
 
-import numpy as np
 import pytest
 
 from model import MiniGPT
@@ -18,7 +18,7 @@ def test_held_out_windows_are_the_held_out_tokens_in_order(gpt, corpus_text):
     windows = held_out_windows(corpus_text, gpt.tokenizer, 64)
     held = gpt.tokenizer.encode(split_corpus(corpus_text, 0.05)[1])
     assert windows.shape == (len(held) // 64, 64) == (98, 64)
-    assert windows.ravel().tolist() == held[:98 * 64]
+    assert windows.ravel().tolist() == held[: 98 * 64]
 
 
 @pytest.mark.parametrize("name", list(CHECKPOINTS))
@@ -30,7 +30,7 @@ def test_committed_drift_is_a_distribution_over_the_held_out_windows(name):
         assert 0 < m["median"] <= m["p90"] <= m["max"]
         assert len(m["first_departure"]["positions"]) == len(m["first_departure"]["seeds"]) == 10
     medians = [drift[fmt]["median"] for fmt in FORMATS]
-    assert medians == sorted(medians) and medians[0] < 0.01 < medians[2]      # fewer bits, more drift
+    assert medians == sorted(medians) and medians[0] < 0.01 < medians[2]  # fewer bits, more drift
 
 
 @pytest.mark.parametrize("name", list(CHECKPOINTS))
@@ -59,7 +59,7 @@ def test_update_metrics_appends_and_keeps_the_rest_byte_for_byte(tmp_path):
     path = tmp_path / "metrics.json"
     shutil.copy(METRICS, path)
     before = path.read_text(encoding="utf-8")
-    update_metrics(path, "held_out_loss", json.loads(before)["held_out_loss"])        # same value: same bytes
+    update_metrics(path, "held_out_loss", json.loads(before)["held_out_loss"])  # same value: same bytes
     assert path.read_text(encoding="utf-8") == before
     update_metrics(path, "new_key", {"a": 1})
     assert path.read_text(encoding="utf-8") == before[:-3] + ',\n  "new_key": {\n    "a": 1\n  }\n}\n'
@@ -68,6 +68,7 @@ def test_update_metrics_appends_and_keeps_the_rest_byte_for_byte(tmp_path):
 
 def test_a_seed_run_of_another_recipe_is_refused(tmp_path, corpus_text):
     from model.seeds import run_metrics
+
     committed = load_metrics(metrics_path("kv2"))
     out = tmp_path / "kv2-s7"
     out.mkdir()
@@ -75,6 +76,7 @@ def test_a_seed_run_of_another_recipe_is_refused(tmp_path, corpus_text):
     (out / "metrics.json").write_text(json.dumps(other), encoding="utf-8")
     with pytest.raises(ValueError, match="not trained with the committed recipe and seed 7"):
         run_metrics(corpus_text, committed, 7, out)
-    (out / "metrics.json").write_text(json.dumps({**other, "train_config": {**committed["train_config"], "seed": 7}}),
-                                      encoding="utf-8")
+    (out / "metrics.json").write_text(
+        json.dumps({**other, "train_config": {**committed["train_config"], "seed": 7}}), encoding="utf-8"
+    )
     assert run_metrics(corpus_text, committed, 7, out)["train_config"]["seed"] == 7

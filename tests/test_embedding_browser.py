@@ -9,6 +9,7 @@ view; nothing sticks out sideways at 320, 360 and 390 px in any language.
 
 Needs the compiled Pyodide wheels (the static site) and Chromium; skips with the reason otherwise.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -40,7 +41,7 @@ FRAME = "document.querySelector('iframe.kv-explorable').getBoundingClientRect().
 
 def assert_fits(page, frame, when: str) -> None:
     """The frame's height is within FITS_PX of its content's (waiting for the page to post it)."""
-    for _ in range(3):                               # the content may still be moving: read it again
+    for _ in range(3):  # the content may still be moving: read it again
         content = frame.evaluate(CONTENT)
         try:
             page.wait_for_function(f"(h) => Math.abs({FRAME} - h) <= {FITS_PX}", arg=content, timeout=10000)
@@ -64,18 +65,18 @@ def test_the_frame_takes_its_contents_height(site, browser):
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
         assert_fits(page, frame, "loaded at 360 px")
         tall = page.evaluate(FRAME)
-        assert tall > 2000                              # a phone: taller than the snippet's 2000 px
+        assert tall > 2000  # a phone: taller than the snippet's 2000 px
         frame.get_by_role("button", name="Comprueba tu intuición: cinco preguntas y un reto").click()
         frame.locator("input[type=radio]").first.wait_for()
         assert_fits(page, frame, "a section opened")
         assert page.evaluate(FRAME) > tall + 300
         frame.get_by_role("button", name="Comprueba tu intuición: cinco preguntas y un reto").click()
         assert_fits(page, frame, "the section closed")
-        page.set_viewport_size({"width": 740, "height": 360})           # the phone turned
+        page.set_viewport_size({"width": 740, "height": 360})  # the phone turned
         assert_fits(page, frame, "turned to 740 px")
         page.set_viewport_size({"width": 1280, "height": 800})
         assert_fits(page, frame, "at 1280 px")
-        assert page.evaluate(FRAME) < tall               # a wide screen: the frame shrank with its content
+        assert page.evaluate(FRAME) < tall  # a wide screen: the frame shrank with its content
         assert foreign(requests) == [], foreign(requests)
 
 
@@ -85,18 +86,20 @@ def test_nothing_sideways_in_the_frame(site, browser, lang):
         page, _ = open_page(browser, url, width=390, height=800)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
-        assert open_all_sections(frame) == 2 + len(SECTIONS)     # the settings, the data table, every section
+        assert open_all_sections(frame) == 2 + len(SECTIONS)  # the settings, the data table, every section
         frame.locator("[data-testid=ctx-tokens]").wait_for()
         for width in (320, 360, 390):
             page.set_viewport_size({"width": width, "height": 800})
             page.wait_for_function(f"document.documentElement.clientWidth === {width}")
             try:
-                frame.wait_for_function("(() => { const r = (" + OVERFLOWS + ")(); return r.pageWidth === "
-                                        "r.viewport && !r.outside.length; })()", timeout=10000)
+                frame.wait_for_function(
+                    "(() => { const r = (" + OVERFLOWS + ")(); return r.pageWidth === "
+                    "r.viewport && !r.outside.length; })()",
+                    timeout=10000,
+                )
             except Exception:
-                pass                                    # the assertions say what is wrong
+                pass  # the assertions say what is wrong
             inside, outside = overflow(frame), overflow(page)
             assert inside["viewport"] == width and inside["pageWidth"] == width, (lang, width, inside)
             assert inside["outside"] == [] and inside["cut"] == [], (lang, width, inside)
             assert outside["pageWidth"] == width and outside["outside"] == [], (lang, width, outside)
-

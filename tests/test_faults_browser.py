@@ -4,6 +4,7 @@ and can retry (before the page is live) or reload and keep their place (after).
 Static site in headless Chromium: each file the start-up needs, aborted or answered 404; then a
 worker that dies after the page is live, and a Python error in a callback.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,12 +23,14 @@ def site_url():
         yield base + "index.html"
 
 
-
-@pytest.mark.parametrize("pattern, name", [
-    ("**/pyodide.asm.wasm", "pyodide.asm.wasm"),
-    ("**/packages/**/param-*.whl", "param-"),
-    ("**/assets/app.*.zip", "app."),
-])
+@pytest.mark.parametrize(
+    "pattern, name",
+    [
+        ("**/pyodide.asm.wasm", "pyodide.asm.wasm"),
+        ("**/packages/**/param-*.whl", "param-"),
+        ("**/assets/app.*.zip", "app."),
+    ],
+)
 @pytest.mark.parametrize("how", ["abort", "404"])
 def test_a_missing_file_is_named_and_retry_works(browser, site_url, pattern, name, how):
     context = browser.new_context()
@@ -44,7 +47,7 @@ def test_a_missing_file_is_named_and_retry_works(browser, site_url, pattern, nam
     context.route(pattern, handler)
     page, _ = open_page(browser, site_url + "?lang=es", context=context)
     with pytest.raises(PageFailed):
-        wait_ready(page, timeout_ms=60000)           # fails as soon as the page shows its error
+        wait_ready(page, timeout_ms=60000)  # fails as soon as the page shows its error
     box = page.locator("#kv-error")
     assert box.is_visible() and page.locator("#kv-loader").is_visible()
     assert name in page.locator("#kv-error-files").inner_text()
@@ -81,8 +84,10 @@ def test_a_failed_callback_is_shown_and_the_page_goes_on(browser, site_url):
     wait_ready(page)
     # a forged change is refused without a word (app/intake.py); a message that is no patch at all is
     # the page's own bug, and shown as one
-    page.evaluate("window.kv.worker.postMessage({type: 'patch', patch: {events: [{kind: 'ModelChanged', "
-                  "model: {id: 'no-such-model'}, attr: 'x', new: 1}]}})")
+    page.evaluate(
+        "window.kv.worker.postMessage({type: 'patch', patch: {events: [{kind: 'ModelChanged', "
+        "model: {id: 'no-such-model'}, attr: 'x', new: 1}]}})"
+    )
     page.evaluate("window.kv.worker.postMessage({type: 'patch', patch: 42})")
     box = page.locator("#kv-error")
     box.wait_for()

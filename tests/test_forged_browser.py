@@ -9,6 +9,7 @@ still works, the server's memory has grown by less than 100 MB, and its log has 
 refusal and no traceback. Reader A forges the batch size of the report (30,000, through BokehJS
 in a real page): refused the same way, and A's page goes on.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,16 +37,35 @@ def deep(n: int):
     return x
 
 
-HOSTILE = [10 ** 15, -1, 0.5, 2 ** 63, NAN, INF, "x", True, None, list(range(1000)), deep(40), {"id": "p0"}]
+HOSTILE = [10**15, -1, 0.5, 2**63, NAN, INF, "x", True, None, list(range(1000)), deep(40), {"id": "p0"}]
 BIG = "y" * MiB
 TEXTS = ("value", "value_input", "active", "presses", "command", "response", "status", "label", "options", "title")
 
 
 # The parameters of the page's own components (their Bokeh data models' classes are made at run time):
 # the ones a browser may set and the ones it may not.
-COMPONENT_ATTRIBUTES = ("presses", "expanded", "label", "value", "start", "end", "step", "digits", "command",
-                        "reduced_motion", "message", "lang", "page_state", "response", "status", "request",
-                        "wanted", "runtime", "sources", "files")
+COMPONENT_ATTRIBUTES = (
+    "presses",
+    "expanded",
+    "label",
+    "value",
+    "start",
+    "end",
+    "step",
+    "digits",
+    "command",
+    "reduced_motion",
+    "message",
+    "lang",
+    "page_state",
+    "response",
+    "status",
+    "request",
+    "wanted",
+    "runtime",
+    "sources",
+    "files",
+)
 
 
 def attributes(model: dict) -> list[str]:
@@ -53,6 +73,7 @@ def attributes(model: dict) -> list[str]:
     known here (Bokeh's and Panel's), the ones it was sent with, and the components' parameters."""
     import panel.models  # noqa: F401  (registers Panel's model classes)
     from bokeh.model import Model
+
     cls = Model.model_class_reverse_map.get(model["name"])
     names = set(model["attributes"]) | (set(cls.properties()) if cls is not None else set(COMPONENT_ATTRIBUTES))
     return sorted(names - {"tags", "js_property_callbacks", "js_event_callbacks", "id"})
@@ -61,9 +82,21 @@ def attributes(model: dict) -> list[str]:
 def reads_input(model: dict) -> bool:
     """A model a reader's input goes through: a widget's, or a component's data model."""
     name = model["name"]
-    return name.startswith("panel.models.widgets") or name[-1:].isdigit() or name in (
-        "Toggle", "RadioButtonGroup", "RadioGroup", "CustomSelect", "TextInput", "TextAreaInput", "Spinner",
-        "panel.models.browser.BrowserInfo")
+    return (
+        name.startswith("panel.models.widgets")
+        or name[-1:].isdigit()
+        or name
+        in (
+            "Toggle",
+            "RadioButtonGroup",
+            "RadioGroup",
+            "CustomSelect",
+            "TextInput",
+            "TextAreaInput",
+            "Spinner",
+            "panel.models.browser.BrowserInfo",
+        )
+    )
 
 
 def position(session: RawSession) -> str:
@@ -78,9 +111,9 @@ def attack(url: str, report: dict) -> None:
     some 1 MB strings; events to every model. Counts what the server answered in `report`; then one
     reader's click: the session still answers."""
     with RawSession(url, timeout=300) as s:
-        s.patch([(mid, "presses", 1) for mid in s.models()])      # refused but by the sections' buttons
+        s.patch([(mid, "presses", 1) for mid in s.models()])  # refused but by the sections' buttons
         models = {}
-        while True:                      # the server builds the sections at its next ticks
+        while True:  # the server builds the sections at its next ticks
             s.doc = None
             now = s.models()
             if len(now) == len(models):
@@ -95,12 +128,20 @@ def attack(url: str, report: dict) -> None:
         # for the inputs' values and texts, and for one attribute of every tenth model
         events = [(mid, attr, value) for mid, attr in sorted(inputs) for value in HOSTILE]
         events += [(mid, attr, BIG) for mid, attr in sorted(inputs) if attr in TEXTS]
-        events += [(mid, attr, HOSTILE[i % len(HOSTILE)]) for i, (mid, attr) in enumerate(pairs)
-                   if (mid, attr) not in inputs]
+        events += [
+            (mid, attr, HOSTILE[i % len(HOSTILE)]) for i, (mid, attr) in enumerate(pairs) if (mid, attr) not in inputs
+        ]
         events += [(mid, attributes(m)[0], BIG) for mid, m in list(models.items())[::10]]
         # clicks to every model, and UI events no model listens to (before the page said it was ready)
-        report["answers"].append(s.events([(mid, name, values) for mid in models for name, values in
-                                           (("button_click", None), ("tap", {"x": NAN, "y": "x"}))]))
+        report["answers"].append(
+            s.events(
+                [
+                    (mid, name, values)
+                    for mid in models
+                    for name, values in (("button_click", None), ("tap", {"x": NAN, "y": "x"}))
+                ]
+            )
+        )
         batch, big = [], 0
         for event in events:
             batch.append(event)
@@ -109,15 +150,28 @@ def attack(url: str, report: dict) -> None:
                 report["answers"].append(s.patch(batch))
                 batch, big = [], 0
         report["answers"].append(s.patch(batch))
-        report["answers"].append(s.raw_patch('{"events": [{"kind": "RootAdded", "model": {"type": "object", '
-                                             '"name": "Div", "id": "forged", "attributes": {"text": "x"}}}]}'))
-        s.ready()                        # as a page would, once: now the session takes clicks
+        report["answers"].append(
+            s.raw_patch(
+                '{"events": [{"kind": "RootAdded", "model": {"type": "object", '
+                '"name": "Div", "id": "forged", "attributes": {"text": "x"}}}]}'
+            )
+        )
+        s.ready()  # as a page would, once: now the session takes clicks
         s.doc = None
-        models = s.models()              # a click on every model, every button included
-        report["answers"].append(s.events([(mid, name, values) for mid in models for name, values in
-                                           (("button_click", None), ("tap", {"x": NAN, "y": "x"}))]))
-        reset, step = ([mid for mid, m in models.items() if str(m["attributes"].get("label")) in names][0]
-                       for names in ({tr(lang, "reset") for lang in LANGS}, {tr(lang, "step") for lang in LANGS}))
+        models = s.models()  # a click on every model, every button included
+        report["answers"].append(
+            s.events(
+                [
+                    (mid, name, values)
+                    for mid in models
+                    for name, values in (("button_click", None), ("tap", {"x": NAN, "y": "x"}))
+                ]
+            )
+        )
+        reset, step = (
+            [mid for mid, m in models.items() if str(m["attributes"].get("label")) in names][0]
+            for names in ({tr(lang, "reset") for lang in LANGS}, {tr(lang, "step") for lang in LANGS})
+        )
         s.event(reset, "button_click")
         before = position(s)
         s.event(step, "button_click")
@@ -157,16 +211,17 @@ def test_a_hostile_session_cannot_stall_or_bloat_the_server(browser):
         report = {"answers": [], "done": False}
         attacker = threading.Thread(target=attack, args=(url, report), daemon=True)
         attacker.start()
-        during = 0                              # B's steps answered while the attack is under way
+        during = 0  # B's steps answered while the attack is under way
         while attacker.is_alive():
             reader_b.step()
             during += attacker.is_alive()
         attacker.join(600)
         assert report["done"], "the attack did not finish"
         assert during >= 5, f"only {during} of reader B's steps were answered during the attack"
-        assert report["pairs"] > 1000 and all(x == "OK" for x in report["answers"]), \
-            [x for x in report["answers"] if x != "OK"][:3]
-        assert report["positions"] == ("t = 2 / 64", "t = 3 / 64")       # the hostile session still works
+        assert report["pairs"] > 1000 and all(x == "OK" for x in report["answers"]), [
+            x for x in report["answers"] if x != "OK"
+        ][:3]
+        assert report["positions"] == ("t = 2 / 64", "t = 3 / 64")  # the hostile session still works
 
         # The report's forged batch size, through BokehJS in A's own page.
         a.evaluate("""() => {
@@ -188,14 +243,14 @@ def test_a_hostile_session_cannot_stall_or_bloat_the_server(browser):
         position_a.to_have_text("t = 2 / 64", timeout=60000)
         reader_b.step()
         batch = a.locator("[data-testid=batch-state]")
-        assert batch.get_attribute("data-b") == "8"          # the forged size changed nothing
+        assert batch.get_attribute("data-b") == "8"  # the forged size changed nothing
         assert errors(a) == [] and errors(b) == []
 
         growth = server_memory_mb(url) - memory_before
         lines = server_lines(url)
         refused = [line for line in lines if REFUSED in line]
         first = next((i for i, line in enumerate(lines) if "Traceback" in line), None)
-        assert first is None, "\n".join(lines[max(0, first - 2):first + 40])
+        assert first is None, "\n".join(lines[max(0, first - 2) : first + 40])
         assert len(refused) > report["pairs"], "every hostile value is said in the log"
         assert any("RangeInput.value: outside 1..32 (30000)" in line for line in refused)
         assert all(len(line) < 600 for line in refused)

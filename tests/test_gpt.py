@@ -26,13 +26,13 @@ def test_parameter_layout():
         assert shapes[f"h{l}.attn.wq"] == (64, 64) and shapes[f"h{l}.mlp.w1"] == (64, 256)
         assert shapes[f"h{l}.mlp.b1"] == (256,) and shapes[f"h{l}.mlp.w2"] == (256, 64)
     assert count(["lnf.g", "lnf.b"]) == 128
-    assert "lm_head" not in shapes                  # tied: logits = h @ E.T
+    assert "lm_head" not in shapes  # tied: logits = h @ E.T
     assert sum(int(np.prod(s)) for s in shapes.values()) == 136_448
 
 
 def cached_vs_full(gpt, ids, n_prompt=2):
     """Largest |cached - full| over every position, and the final cache."""
-    full = gpt.forward(ids)                                         # (T, V)
+    full = gpt.forward(ids)  # (T, V)
     logits, cache = gpt.llenar(ids[:n_prompt])
     diffs = [np.abs(logits - full[:n_prompt]).max()]
     for t in range(n_prompt, len(ids)):
@@ -48,14 +48,17 @@ def test_cache_gives_the_same_logits_as_the_full_pass(gpt):
     assert len(cache) == 64
 
 
-@pytest.mark.parametrize("name,ids", [
-    ("one token repeated", [7] * 64),
-    ("unknown symbol everywhere", [0] * 64),
-    ("largest id", [511] * 64),
-    ("alternating extremes", [0, 511] * 32),
-    ("uniform random", list(np.random.default_rng(3).integers(0, 512, 64))),
-    ("descending", list(range(511, 447, -1))),
-])
+@pytest.mark.parametrize(
+    "name,ids",
+    [
+        ("one token repeated", [7] * 64),
+        ("unknown symbol everywhere", [0] * 64),
+        ("largest id", [511] * 64),
+        ("alternating extremes", [0, 511] * 32),
+        ("uniform random", list(np.random.default_rng(3).integers(0, 512, 64))),
+        ("descending", list(range(511, 447, -1))),
+    ],
+)
 def test_cache_is_exact_on_adversarial_sequences(gpt, name, ids):
     diffs, _ = cached_vs_full(gpt, ids, n_prompt=1)
     assert diffs.max() < 1e-12, name
@@ -89,14 +92,14 @@ def test_position_65_raises_the_genuine_index_error_and_keeps_the_cache(gpt):
     before_ids = [id(k) for k in cache.k + cache.v]
     with pytest.raises(IndexError) as err:
         gpt.avanzar(ids[-1], cache)
-    assert type(err.value) is IndexError                  # NumPy's own, not a subclass
-    assert "64" in str(err.value)                         # index 64 of a 64-row table
+    assert type(err.value) is IndexError  # NumPy's own, not a subclass
+    assert "64" in str(err.value)  # index 64 of a 64-row table
     assert len(cache) == 64
     assert [id(k) for k in cache.k + cache.v] == before_ids
     assert all(np.array_equal(a, b) for a, b in zip(cache.k, before_k))
     # and it still works for a position that exists
     with pytest.raises(IndexError):
-        gpt.forward(ids + [ids[-1]])                      # the full pass fails the same way
+        gpt.forward(ids + [ids[-1]])  # the full pass fails the same way
 
 
 def test_lesson_names_are_the_english_ones(gpt):
@@ -148,32 +151,37 @@ def test_attention_of_one_token_against_the_cache(gpt):
 
 
 def test_weights_are_laid_out_for_x_at_w(gpt):
-    from model.checkpoint import load_weights, WEIGHTS
+    from model.checkpoint import WEIGHTS, load_weights
+
     stored, _ = load_weights(WEIGHTS)
     for name, a in gpt.params.items():
-        assert np.array_equal(a, stored[name])                     # the same numbers
+        assert np.array_equal(a, stored[name])  # the same numbers
         if a.ndim == 2 and name not in ("wte", "wpe"):
-            assert a.flags.f_contiguous, name                      # columns contiguous: faster without BLAS
+            assert a.flags.f_contiguous, name  # columns contiguous: faster without BLAS
     assert gpt.params["wte"].flags.c_contiguous and gpt.params["wpe"].flags.c_contiguous
 
 
 # -- the position error, told apart ------------------------------------------------------
 
+
 def test_only_the_position_tables_index_error_counts_as_the_lessons(gpt):
     from model import is_position_error
+
     ids = gpt.tokenizer.encode("La Nela")
     _, cache = gpt.llenar(ids)
     full = [3] * gpt.config.n_ctx
     errors = []
-    for call in (lambda: gpt.forward(full + [3]),                    # the full pass over 65 tokens
-                 lambda: gpt.llenar([3] * 63, cache),                # prefill past the window
-                 lambda: gpt.avanzar(3, gpt.llenar(full)[1])):       # the step to 65
+    for call in (
+        lambda: gpt.forward(full + [3]),  # the full pass over 65 tokens
+        lambda: gpt.llenar([3] * 63, cache),  # prefill past the window
+        lambda: gpt.avanzar(3, gpt.llenar(full)[1]),
+    ):  # the step to 65
         with pytest.raises(IndexError) as e:
             call()
         errors.append(e.value)
     assert all(is_position_error(e) for e in errors)
     assert all(str(e) == "index 64 is out of bounds for axis 0 with size 64" for e in errors)
-    assert len(cache) == 2                                           # untouched by the failed prefill
+    assert len(cache) == 2  # untouched by the failed prefill
     with pytest.raises(IndexError) as other:
         [][1]
     assert not is_position_error(other.value)
@@ -191,9 +199,10 @@ def test_a_token_outside_the_vocabulary_is_not_an_index_error(gpt, token):
 
 # -- the configuration ------------------------------------------------------------------------
 
+
 def test_config_checks_its_numbers_and_records_shared_heads_only_when_shared():
     assert Config().n_kv_heads == 4 and Config().group == 1
-    assert "n_kv_heads" not in Config().to_dict()                  # the lesson's checkpoint: no new key
+    assert "n_kv_heads" not in Config().to_dict()  # the lesson's checkpoint: no new key
     assert Config(n_kv_heads=2).to_dict()["n_kv_heads"] == 2
     assert Config(**Config(n_kv_heads=1).to_dict()) == Config(n_kv_heads=1)
     for bad in ({"n_kv_heads": 3}, {"n_heads": 5}, {"d_model": 0}, {"n_ctx": 64.0}, {"vocab_size": True}):
@@ -208,6 +217,7 @@ def test_every_number_comes_from_the_config():
     """A model of other sizes runs every path, and its window ends where its n_ctx says."""
     from model.batch import prefill_batch, step_batch
     from model.quantize import QuantizedKVCache
+
     gpt = MiniGPT.random(SMALL, seed=2)
     ids = list(np.random.default_rng(0).integers(0, 37, 12))
     full = gpt.forward(ids)
@@ -224,6 +234,7 @@ def test_every_number_comes_from_the_config():
 
 # -- shared key/value heads ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n_kv", [4, 2, 1])
 def test_shared_heads_cache_is_exact_at_every_position(n_kv):
     gpt = MiniGPT.random(Config(n_kv_heads=n_kv), seed=5)
@@ -231,7 +242,7 @@ def test_shared_heads_cache_is_exact_at_every_position(n_kv):
     diffs, cache = cached_vs_full(gpt, ids, n_prompt=1)
     assert len(diffs) == 64 and diffs.max() < 1e-12
     assert [k.shape for k in cache.k + cache.v] == [(n_kv, 64, 16)] * 4
-    assert cache.n_numbers == 2 * 2 * 64 * n_kv * 16                 # 16,384 / 8,192 / 4,096
+    assert cache.n_numbers == 2 * 2 * 64 * n_kv * 16  # 16,384 / 8,192 / 4,096
 
 
 def test_shared_heads_are_read_by_their_group():
@@ -240,7 +251,7 @@ def test_shared_heads_are_read_by_their_group():
     gpt = MiniGPT.random(Config(n_kv_heads=2), seed=6)
     p = dict(gpt.params)
     for l in range(2):
-        for w in ("wk", "wv"):                                      # (64, 32) -> (64, 64): heads 0 0 1 1
+        for w in ("wk", "wv"):  # (64, 32) -> (64, 64): heads 0 0 1 1
             a = p[f"h{l}.attn.{w}"].reshape(64, 2, 16)
             p[f"h{l}.attn.{w}"] = np.repeat(a, 2, axis=1).reshape(64, 64)
     copied = MiniGPT(p, Config())
@@ -253,6 +264,7 @@ def test_shared_heads_are_read_by_their_group():
 
 # -- what the query reads ---------------------------------------------------------------------
 
+
 def test_step_reports_what_each_query_read(gpt):
     ids = generate(gpt, "La Nela", 30, seed=2, top_p=0.9)
     _, cache = gpt.llenar(ids[:-1])
@@ -263,7 +275,7 @@ def test_step_reports_what_each_query_read(gpt):
     for l in range(2):
         for head in range(4):
             q, K, V, out = gpt.attention_at(ids, l, head)
-            assert np.abs(weights[l][head] @ V - out).max() < 1e-12   # the weights make the output
+            assert np.abs(weights[l][head] @ V - out).max() < 1e-12  # the weights make the output
 
 
 def test_the_full_pass_recomputes_exactly_what_the_cache_holds(gpt):
@@ -275,11 +287,11 @@ def test_the_full_pass_recomputes_exactly_what_the_cache_holds(gpt):
     for t in range(3, 65):
         _, read = gpt.step(ids[t - 1], cache, return_weights=True)
         _, recomputed, full_weights = gpt.prefill(ids[:t], return_weights=True)
-        assert kv_difference(recomputed, cache, t - 1) < 1e-12       # the columns read, recomputed
-        assert kv_difference(recomputed, cache) < 1e-12              # and the new one
+        assert kv_difference(recomputed, cache, t - 1) < 1e-12  # the columns read, recomputed
+        assert kv_difference(recomputed, cache) < 1e-12  # and the new one
         assert max(np.abs(a - b).max() for a, b in zip(read, full_weights)) < 1e-12
     other = gpt.llenar(ids[:10])[1]
-    assert kv_difference(other, gpt.llenar(ids[1:11])[1]) > 0.01      # a shifted text differs
+    assert kv_difference(other, gpt.llenar(ids[1:11])[1]) > 0.01  # a shifted text differs
 
 
 def test_cache_rolls_back_by_slicing(gpt):

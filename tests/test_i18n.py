@@ -1,6 +1,7 @@
 """The catalogs (app/i18n/LANG.po): complete in every language, every key used and every use a key,
 no key built at run time, plurals that work, a parser that reads what gettext's tools write, and a
 fourth language that is one file dropped in."""
+
 import ast
 import json
 import os
@@ -13,15 +14,31 @@ from pathlib import Path
 
 import pytest
 
-from app.sections.quiz import logic as quiz
-from app.i18n import (CATALOGS, COUNT, DEFAULT_LANG, LANGS, SHELL_PREFIX, catalog_keys, language_names, num, po,
-                      sci, shell_text, tr)
+from app.i18n import (
+    CATALOGS,
+    COUNT,
+    DEFAULT_LANG,
+    LANGS,
+    SHELL_PREFIX,
+    catalog_keys,
+    language_names,
+    num,
+    po,
+    sci,
+    shell_text,
+    tr,
+)
 from app.i18n.__main__ import stale, template
+from app.sections.quiz import logic as quiz
 
 ROOT = Path(__file__).resolve().parents[1]
 I18N = ROOT / "app" / "i18n"
-SOURCES = sorted(p for folder in ("app", "static", "buildsupport") for p in (ROOT / folder).rglob("*")
-                 if p.suffix in (".py", ".js", ".html") and "__pycache__" not in p.parts)
+SOURCES = sorted(
+    p
+    for folder in ("app", "static", "buildsupport")
+    for p in (ROOT / folder).rglob("*")
+    if p.suffix in (".py", ".js", ".html") and "__pycache__" not in p.parts
+)
 PY_SOURCES = [p for p in SOURCES if p.suffix == ".py"]
 
 
@@ -36,6 +53,7 @@ def texts(lang: str) -> dict[str, str]:
 
 # -- complete, consistent catalogs --------------------------------------------------------------------
 
+
 def test_languages_are_the_catalog_files():
     files = sorted(p.stem for p in I18N.glob("*.po"))
     assert sorted(LANGS) == files and LANGS[0] == DEFAULT_LANG == "es"
@@ -47,22 +65,35 @@ def test_every_string_in_every_language():
     source = CATALOGS[DEFAULT_LANG].messages
     for lang in LANGS:
         catalog = CATALOGS[lang]
-        assert list(catalog.messages) == list(source), lang              # the same keys, in the same order
+        assert list(catalog.messages) == list(source), lang  # the same keys, in the same order
         for key, m in catalog.messages.items():
             assert m.translated and all(s.strip() for s in m.msgstr), (lang, key)
             assert (m.msgid_plural is None) == (source[key].msgid_plural is None), (lang, key)
             assert {frozenset(fields(s)) for s in m.msgstr} == {frozenset(fields(source[key].msgstr[0]))}, (lang, key)
             if m.msgid_plural is not None:
                 assert m.msgid_plural == key and len(m.msgstr) == catalog.nplurals, (lang, key)
-                assert COUNT in fields(m.msgstr[0]), (lang, key)                  # {n}, the count, in every form
+                assert COUNT in fields(m.msgstr[0]), (lang, key)  # {n}, the count, in every form
 
 
 def test_languages_really_differ():
     # only formulas and symbols may read the same in both languages
-    symbols = {"position", "memory_formula", "memory_formula_kv", "small_kv_1", "top_p", "clock_plot_y",
-               "table_token", "lab_c", "lab_tc", "batch_B_short", "spec_k_short", "spec_alpha_short",
-               "spec_axis_target", "spec_axis_draft",      # axis labels naming a model ("draft", as the chapter)
-               "batch_pad"}                                # "padding": the Portuguese chapter's own word
+    symbols = {
+        "position",
+        "memory_formula",
+        "memory_formula_kv",
+        "small_kv_1",
+        "top_p",
+        "clock_plot_y",
+        "table_token",
+        "lab_c",
+        "lab_tc",
+        "batch_B_short",
+        "spec_k_short",
+        "spec_alpha_short",
+        "spec_axis_target",
+        "spec_axis_draft",  # axis labels naming a model ("draft", as the chapter)
+        "batch_pad",
+    }  # "padding": the Portuguese chapter's own word
     for a, b in (("es", "en"), ("en", "pt")):
         ta, tb = texts(a), texts(b)
         same = {k for k in ta if ta[k] == tb[k]}
@@ -77,13 +108,13 @@ def test_catalogs_are_valid_gettext_and_round_trip():
     for path in sorted(I18N.glob("*.po")) + [I18N / "messages.pot"]:
         text = path.read_text(encoding="utf-8")
         catalog = po.parse(text, source=path.name)
-        assert po.write(catalog) == text, path.name                    # parse -> write: the same text
+        assert po.write(catalog) == text, path.name  # parse -> write: the same text
         h = catalog.header
         assert h["Content-Type"] == "text/plain; charset=UTF-8" and h["MIME-Version"] == "1.0", path.name
         assert h["Content-Transfer-Encoding"] == "8bit" and h["Project-Id-Version"] == "kv-cache-explorable"
         if path.suffix == ".po":
             assert h["Language"] == path.stem
-            assert po.plural_forms(h["Plural-Forms"]) == (2, "(n != 1)"), path.name        # es, en, pt
+            assert po.plural_forms(h["Plural-Forms"]) == (2, "(n != 1)"), path.name  # es, en, pt
         else:
             assert h["Language"] == "" and h["Plural-Forms"] == po.TEMPLATE_PLURAL_FORMS
 
@@ -91,8 +122,11 @@ def test_catalogs_are_valid_gettext_and_round_trip():
 @pytest.mark.skipif(not shutil.which("msgfmt"), reason="GNU gettext's msgfmt is not installed")
 def test_gettext_tools_accept_the_catalogs(tmp_path):
     for path in sorted(I18N.glob("*.po")):
-        r = subprocess.run(["msgfmt", "--check-format", "--check-domain", "-o", str(tmp_path / "x.mo"), str(path)],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            ["msgfmt", "--check-format", "--check-domain", "-o", str(tmp_path / "x.mo"), str(path)],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, r.stderr
 
 
@@ -125,10 +159,15 @@ def source_texts():
 def test_every_key_the_code_uses_exists():
     keys = set(catalog_keys())
     used = {(p.relative_to(ROOT).as_posix(), k) for p, text in source_texts().items() for k in USE.findall(text)}
-    assert len(used) > 200                                         # the scan sees the code's calls
+    assert len(used) > 200  # the scan sees the code's calls
     assert {(p, k) for p, k in used if k not in keys} == set()
-    shell = {k for text in source_texts().values() for m in QUOTED.finditer(text) for k in m.groups()
-             if k and k.startswith(SHELL_PREFIX) and k != SHELL_PREFIX}
+    shell = {
+        k
+        for text in source_texts().values()
+        for m in QUOTED.finditer(text)
+        for k in m.groups()
+        if k and k.startswith(SHELL_PREFIX) and k != SHELL_PREFIX
+    }
     assert shell <= keys, shell - keys
 
 
@@ -156,12 +195,15 @@ def built_strings(tree, keys):
         if isinstance(node, ast.JoinedStr):
             parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
-            parts = [v.value for v in (node.left, node.right) if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+            parts = [
+                v.value for v in (node.left, node.right) if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            ]
         else:
             continue
         for s in parts:
-            if (s.endswith("_") and any(k.startswith(s) for k in keys)) or \
-                    (s.startswith("_") and any(k.endswith(s) for k in keys)):
+            if (s.endswith("_") and any(k.startswith(s) for k in keys)) or (
+                s.startswith("_") and any(k.endswith(s) for k in keys)
+            ):
                 yield node
 
 
@@ -170,8 +212,11 @@ def test_no_key_is_built_at_run_time():
     for path in PY_SOURCES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         where = path.relative_to(ROOT).as_posix()
-        bad += [f"{where}:{arg.lineno} {ast.unparse(arg)}" for _call, arg in calls_to_tr(tree)
-                if isinstance(arg, (ast.JoinedStr, ast.BinOp, ast.Call))]
+        bad += [
+            f"{where}:{arg.lineno} {ast.unparse(arg)}"
+            for _call, arg in calls_to_tr(tree)
+            if isinstance(arg, (ast.JoinedStr, ast.BinOp, ast.Call))
+        ]
         bad += [f"{where}:{node.lineno} {ast.unparse(node)}" for node in built_strings(tree, keys)]
     loader = (ROOT / "static" / "loader.js").read_text(encoding="utf-8")
     bad += [f"static/loader.js: TEXT[{m}" for m in re.findall(r"\bTEXT\[(?!STAGE_TEXT\[)([^\]]*)", loader)]
@@ -202,10 +247,13 @@ def test_quiz_keys_cover_the_questions():
 # -- plurals -------------------------------------------------------------------------------------------
 
 PLURALS_SEEN = {
-    ("es", "code_more", 1): "… y 1 línea más.", ("es", "code_more", 2): "… y 2 líneas más.",
+    ("es", "code_more", 1): "… y 1 línea más.",
+    ("es", "code_more", 2): "… y 2 líneas más.",
     ("es", "code_more", 0): "… y 0 líneas más.",
-    ("en", "code_more", 1): "… and 1 more line.", ("en", "code_more", 3): "… and 3 more lines.",
-    ("pt", "code_more", 1): "… e mais 1 linha.", ("pt", "code_more", 1000): "… e mais 1.000 linhas.",
+    ("en", "code_more", 1): "… and 1 more line.",
+    ("en", "code_more", 3): "… and 3 more lines.",
+    ("pt", "code_more", 1): "… e mais 1 linha.",
+    ("pt", "code_more", 1000): "… e mais 1.000 linhas.",
     ("es", "ctx_tokens", 12_345): "12\u202f345 tokens de contexto por usuario (8 a la vez)",
     ("en", "ctx_tokens", 1): "1 token of context per user (8 at once)",
 }
@@ -215,10 +263,11 @@ def test_plural_selection():
     for (lang, key, n), want in PLURALS_SEEN.items():
         assert tr(lang, key, n=n, users=8) == want
     assert tr("es", "small_now", n=1, fmt="int8", per="1\u00a0KiB", n_ctx=64, window="64\u00a0KiB").startswith(
-        "Ahora: 1 cabeza K/V,")
+        "Ahora: 1 cabeza K/V,"
+    )
     assert tr("pt", "small_now", n=2, fmt="int8", per="1", n_ctx=64, window="64").startswith("Agora: 2 cabeças K/V,")
     assert tr("en", "totals", n=1) == "Total for 1 token" and tr("en", "totals", n=20) == "Total for the 20 tokens"
-    assert tr("es", "code_more", n=2.0) == "… y 2 líneas más."                    # a whole float counts
+    assert tr("es", "code_more", n=2.0) == "… y 2 líneas más."  # a whole float counts
     for bad in ({}, {"n": "3"}, {"n": 1.5}, {"n": True}):
         with pytest.raises(TypeError):
             tr("es", "code_more", **bad)
@@ -230,20 +279,21 @@ def test_plural_rules_of_other_languages():
     polish = po.parse(
         'msgid ""\nmsgstr ""\n"Language: pl\\n"\n'
         '"Plural-Forms: nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);\\n"\n\n'
-        'msgid "lines"\nmsgid_plural "lines"\nmsgstr[0] "{n} linia"\nmsgstr[1] "{n} linie"\nmsgstr[2] "{n} linii"\n')
+        'msgid "lines"\nmsgid_plural "lines"\nmsgstr[0] "{n} linia"\nmsgstr[1] "{n} linie"\nmsgstr[2] "{n} linii"\n'
+    )
     assert [polish.plural(n) for n in (1, 2, 4, 5, 12, 22, 25, 112)] == [0, 1, 1, 2, 2, 1, 2, 2]
     assert polish.nplurals == 3
     for expr in ("__import__('os').system('true')", "n.__class__", "(n != 1); import os"):
         catalog = po.parse(f'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=2; plural={expr};\\n"\n')
         with pytest.raises(po.POError):
             catalog.plural(1)
-    with pytest.raises(po.POError):                                  # a form the language does not have
+    with pytest.raises(po.POError):  # a form the language does not have
         po.parse('msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=2; plural=n;\\n"\n').plural(5)
 
 
 # -- the parser ------------------------------------------------------------------------------------
 
-SAMPLE = r'''# A translator's comment
+SAMPLE = r"""# A translator's comment
 #, fuzzy
 msgid ""
 msgstr ""
@@ -276,7 +326,7 @@ msgstr[0] "{n} thing"
 msgstr[1] "{n} things"
 #~ msgid "old"
 #~ msgstr "obsolete"
-'''
+"""
 
 
 def test_parser_reads_what_gettext_tools_write():
@@ -291,25 +341,28 @@ def test_parser_reads_what_gettext_tools_write():
     things = c.messages["things"]
     assert things.msgid_plural == "things" and things.msgstr == ["{n} thing", "{n} things"]
     assert "old" not in c.messages and list(c.messages)[-1] == "things"
-    again = po.parse(po.write(c))                                    # canonical form: the same catalog
+    again = po.parse(po.write(c))  # canonical form: the same catalog
     assert again.messages == c.messages and again.header == c.header
     assert po.write(again) == po.write(c)
     assert po.parse(r'msgid "a"' + "\n" + r'msgstr "\101\x42 \a"').messages["a"].msgstr == ["AB \a"]
 
 
-@pytest.mark.parametrize("text", [
-    'msgid "a"\nmsgstr "b\\q"',                      # unknown escape
-    'msgid "a"\nmsgstr "b',                          # unterminated
-    'msgid "a"\nmsgstr "b" c',                       # junk after the string
-    'msgid "a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"',  # a key twice
-    'msgid "a"\nmsgid_plural "a"\nmsgstr "b"',       # plural without msgstr[n]
-    'msgid "a"\nmsgid_plural "a"\nmsgstr[0] "b"\nmsgstr[2] "c"',
-    'msgid "a"\nmsgstr[0] "b"',
-    'msgstr "b"',
-    '"stray"',
-    'msgid "a"\nmsgstr "b"\n\nmsgid ""\nmsgstr "Language: xx\\n"',    # header not first
-    'msgid ""\nmsgstr "Plural-Forms: nplurals=3; plural=n;\\n"\n\nmsgid "a"\nmsgid_plural "a"\nmsgstr[0] "b"\nmsgstr[1] "c"',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'msgid "a"\nmsgstr "b\\q"',  # unknown escape
+        'msgid "a"\nmsgstr "b',  # unterminated
+        'msgid "a"\nmsgstr "b" c',  # junk after the string
+        'msgid "a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"',  # a key twice
+        'msgid "a"\nmsgid_plural "a"\nmsgstr "b"',  # plural without msgstr[n]
+        'msgid "a"\nmsgid_plural "a"\nmsgstr[0] "b"\nmsgstr[2] "c"',
+        'msgid "a"\nmsgstr[0] "b"',
+        'msgstr "b"',
+        '"stray"',
+        'msgid "a"\nmsgstr "b"\n\nmsgid ""\nmsgstr "Language: xx\\n"',  # header not first
+        'msgid ""\nmsgstr "Plural-Forms: nplurals=3; plural=n;\\n"\n\nmsgid "a"\nmsgid_plural "a"\nmsgstr[0] "b"\nmsgstr[1] "c"',
+    ],
+)
 def test_parser_refuses_broken_catalogs(text):
     with pytest.raises(po.POError):
         po.parse(text)
@@ -338,16 +391,20 @@ def test_a_fourth_language_is_one_file(tmp_path):
     of $KV_EXPLORABLE_CATALOGS: the app has four languages, reads French, falls back to Spanish for
     what is missing, accepts ?lang=fr, and its shell's texts include French."""
     text = (I18N / "es.po").read_text(encoding="utf-8")
-    for old, new in (('"Language: es\\n"', '"Language: fr\\n"'),
-                     ("plural=(n != 1);", "plural=(n > 1);"),
-                     ('msgstr "Español"', 'msgstr "Français"'),
-                     ('msgstr "Avanzar"', 'msgstr "Avancer"'),
-                     ('msgstr "Animar"', 'msgstr ""'),                  # untranslated: Spanish
-                     ('msgstr[0] "… y {n} línea más."', 'msgstr[0] "… et {n} ligne de plus."'),
-                     ('msgstr[1] "… y {n} líneas más."', 'msgstr[1] "… et {n} lignes de plus."'),
-                     ('msgstr "La caché de claves y valores: cuánto cuesta cada token"',
-                      'msgstr "Le cache clé-valeur : ce que coûte chaque token"'),
-                     ('msgstr "La caché de claves y valores"', 'msgstr "Le cache clé-valeur"')):
+    for old, new in (
+        ('"Language: es\\n"', '"Language: fr\\n"'),
+        ("plural=(n != 1);", "plural=(n > 1);"),
+        ('msgstr "Español"', 'msgstr "Français"'),
+        ('msgstr "Avanzar"', 'msgstr "Avancer"'),
+        ('msgstr "Animar"', 'msgstr ""'),  # untranslated: Spanish
+        ('msgstr[0] "… y {n} línea más."', 'msgstr[0] "… et {n} ligne de plus."'),
+        ('msgstr[1] "… y {n} líneas más."', 'msgstr[1] "… et {n} lignes de plus."'),
+        (
+            'msgstr "La caché de claves y valores: cuánto cuesta cada token"',
+            'msgstr "Le cache clé-valeur : ce que coûte chaque token"',
+        ),
+        ('msgstr "La caché de claves y valores"', 'msgstr "Le cache clé-valeur"'),
+    ):
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     (tmp_path / "fr.po").write_text(text, encoding="utf-8")
@@ -357,8 +414,11 @@ def test_a_fourth_language_is_one_file(tmp_path):
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["langs"] == ["es", "en", "fr", "pt"]
     assert out["step"] == "Avancer" and out["play"] == "Animar"
-    assert (out["zero"], out["one"], out["two"]) == ("… et 0 ligne de plus.", "… et 1 ligne de plus.",
-                                                     "… et 2 lignes de plus.")     # French: 0 is singular
+    assert (out["zero"], out["one"], out["two"]) == (
+        "… et 0 ligne de plus.",
+        "… et 1 ligne de plus.",
+        "… et 2 lignes de plus.",
+    )  # French: 0 is singular
     assert out["names"]["fr"] == "Français" and out["picker"]["Français"] == "fr"
     assert out["setting"] == "fr" and "Le cache clé-valeur : ce que coûte chaque token" in out["title"]
     assert out["shell"] == ["en", "es", "fr", "pt"] and out["shell_title"] == "Le cache clé-valeur"
@@ -367,11 +427,12 @@ def test_a_fourth_language_is_one_file(tmp_path):
 
 def test_a_catalog_is_named_by_its_language(tmp_path):
     from app.i18n import Catalogs
+
     header = 'msgid ""\nmsgstr ""\n"Language: {}\\n"\n'
     (tmp_path / "fr.po").write_text(header.format("es"), encoding="utf-8")
     catalogs = Catalogs([I18N, tmp_path])
     assert list(catalogs) == ["en", "es", "pt", "fr"] and "fr" in catalogs
-    with pytest.raises(po.POError, match="Language"):                  # its header names another language
+    with pytest.raises(po.POError, match="Language"):  # its header names another language
         catalogs["fr"]
     (tmp_path / "fr.po").write_text(header.format("fr"), encoding="utf-8")
     assert Catalogs([I18N, tmp_path])["fr"].language == "fr"
@@ -383,6 +444,7 @@ def test_a_catalog_is_named_by_its_language(tmp_path):
 
 
 # -- the shell ---------------------------------------------------------------------------------------
+
 
 def test_shell_texts_come_from_the_catalogs():
     shell = shell_text()
@@ -396,16 +458,17 @@ def test_shell_texts_come_from_the_catalogs():
     visible = re.sub(r"<[^>]+>|\{\{\w+\}\}", " ", re.sub(r"<script.*?</script>", "", page, flags=re.S))
     assert visible.split() == [], visible.split()
     assert not re.search(r"[áéíóúñãõç]|Cargando|Loading", loader)
-    assert "cfg.text[cfg.defaultLang]" in loader                         # the one fallback: the default language
+    assert "cfg.text[cfg.defaultLang]" in loader  # the one fallback: the default language
 
 
 # -- numbers -------------------------------------------------------------------------------------------
+
 
 def test_numbers():
     assert num(8_921_088, "es") == "8\u202f921\u202f088"
     assert num(8_921_088, "en") == "8,921,088"
     assert num(33.1267, "en", 1) == "33.1"
-    assert num(65_378, "pt") == "65.378" and num(33.1267, "pt", 1) == "33,1"     # as the chapter writes
+    assert num(65_378, "pt") == "65.378" and num(33.1267, "pt", 1) == "33,1"  # as the chapter writes
     assert num(33.1267, "es", 1) == "33.1"
     assert sci(4.4e-15) == "4.4e-15" and sci(0.0) == "0" and sci(4.4e-15, "pt") == "4,4e-15"
 
@@ -419,15 +482,19 @@ def test_fallback_language():
 
 def test_sizes_in_the_unit_that_fits():
     from app.i18n import size
+
     assert size(12_288, "es") == "12\u00a0KiB" and size(86_016, "en") == "84\u00a0KiB"
-    assert size(768 * 2 ** 20, "pt") == "768\u00a0MiB" and size(136_448 * 8, "pt") == "1,04\u00a0MiB"
+    assert size(768 * 2**20, "pt") == "768\u00a0MiB" and size(136_448 * 8, "pt") == "1,04\u00a0MiB"
     assert size(7e9 * 2, "es") == "13.0\u00a0GiB" and size(128_000 * 131_072, "pt") == "15,6\u00a0GiB"
     assert size(512, "en") == "512\u00a0bytes" and size(0, "es") == "0\u00a0bytes"
 
 
 def test_numbers_as_typed():
     from app.i18n import parse_number, plain_number
-    assert plain_number(4.125, "pt") == "4,125" and plain_number(1.5, "es") == "1.5" and plain_number(24.0, "en") == "24"
+
+    assert (
+        plain_number(4.125, "pt") == "4,125" and plain_number(1.5, "es") == "1.5" and plain_number(24.0, "en") == "24"
+    )
     assert plain_number(7e9, "es") == "7\u202f000\u202f000\u202f000" and plain_number(7e9, "pt") == "7.000.000.000"
     for lang in ("es", "en", "pt"):
         for x in (7e9, 1.5, 4.125, 24, 136_448, 0.25):

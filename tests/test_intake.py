@@ -2,6 +2,7 @@
 listens to, bounded in size and depth) and the parameters' declarations (type, bounds, choices).
 Here the patches are written by hand, as a hostile page would, and applied to a real document of
 the explorable (no browser, no server: the same door the static site's worker uses)."""
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,9 @@ def bokeh_model(view, widget, doc):
 
 
 def change(doc, model, attr, value) -> int:
-    return intake.apply_patch(doc, {"events": [{"kind": "ModelChanged", "model": {"id": model.id},
-                                                "attr": attr, "new": value}]})
+    return intake.apply_patch(
+        doc, {"events": [{"kind": "ModelChanged", "model": {"id": model.id}, "attr": attr, "new": value}]}
+    )
 
 
 def section(view, key):
@@ -59,7 +61,7 @@ def test_a_forged_batch_size_is_refused_and_changes_nothing(page, refusals, capl
     batch = section(view, "batch")
     before = batch.current
     change(doc, bokeh_model(view, batch.size, doc), "value", forged)
-    assert batch.choice.B == 8 and batch.current is before          # nothing rebuilt
+    assert batch.choice.B == 8 and batch.current is before  # nothing rebuilt
     assert any(intake.REFUSED in r.getMessage() for r in caplog.records)
 
 
@@ -91,7 +93,7 @@ def test_a_forged_k_is_refused(page, refusals, forged):
     assert refusals is not None
 
 
-@pytest.mark.parametrize("attr, forged", [("value", 2 ** 40), ("value", -5), ("value", NAN), ("value", "1e3")])
+@pytest.mark.parametrize("attr, forged", [("value", 2**40), ("value", -5), ("value", NAN), ("value", "1e3")])
 def test_a_forged_seed_is_refused(page, refusals, attr, forged):
     view, doc = page
     seed = view.advanced.seed
@@ -123,20 +125,25 @@ def test_what_the_app_does_not_listen_to_is_never_applied(page, refusals, caplog
     # the slider's own bounds and label: the browser may set its value only
     batch = section(view, "batch")
     data = bokeh_model(view, batch.size, doc)
-    change(doc, data, "end", 10 ** 9)
+    change(doc, data, "end", 10**9)
     change(doc, data, "label", "x" * 1000)
     assert batch.size.end == 32 and "x" * 1000 != batch.size.label
     assert len(caplog.records) >= 5
 
 
-@pytest.mark.parametrize("event", [
-    {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "forged1", "attributes": {"text": "x"}}},
-    {"kind": "RootRemoved", "model": {"id": "p1"}},
-    {"kind": "TitleChanged", "title": "x" * 100},
-    {"kind": "ColumnDataChanged", "model": {"id": "p1"}, "attr": "data", "data": {}},
-    {"kind": "MessageSent", "msg_type": "anything", "msg_data": {}},
-    "not an event", 42, None,
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "forged1", "attributes": {"text": "x"}}},
+        {"kind": "RootRemoved", "model": {"id": "p1"}},
+        {"kind": "TitleChanged", "title": "x" * 100},
+        {"kind": "ColumnDataChanged", "model": {"id": "p1"}, "attr": "data", "data": {}},
+        {"kind": "MessageSent", "msg_type": "anything", "msg_data": {}},
+        "not an event",
+        42,
+        None,
+    ],
+)
 def test_other_kinds_of_change_are_refused(page, refusals, event):
     _view, doc = page
     roots, title = list(doc.roots), doc.title
@@ -156,7 +163,7 @@ def test_sizes_and_depths_are_bounded(page, refusals):
         deep = [deep]
     assert change(doc, data, "value", deep) == 0
     sandbox = bokeh_model(view, view.sandbox, doc)
-    answer = {"id": 0, "status": "done", "answer": "x" * 2_000_000}        # the sandbox's answer may be large
+    answer = {"id": 0, "status": "done", "answer": "x" * 2_000_000}  # the sandbox's answer may be large
     assert intake.too_big(answer, intake.LARGER["response"]) is None
     assert change(doc, sandbox, "response", {"id": 0, "status": "done", "answer": "x" * 4_000_000}) == 0
 
@@ -165,8 +172,15 @@ def test_a_click_is_an_event_the_app_listens_to(page, refusals):
     view, doc = page
     step = bokeh_model(view, view.controls.step_button, doc)
     t = view.ex.t
-    click = {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
-        "type": "event", "name": "button_click", "values": {"type": "map", "entries": [["model", {"id": step.id}]]}}}
+    click = {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {
+            "type": "event",
+            "name": "button_click",
+            "values": {"type": "map", "entries": [["model", {"id": step.id}]]},
+        },
+    }
     assert intake.apply_patch(doc, {"events": [click]}) == 1
     assert view.ex.t == t + 1
     # the same event for a model that does not listen to it
@@ -188,9 +202,15 @@ def test_refusals_say_what_and_why_in_one_line(page, refusals, caplog):
 
 
 def test_the_one_line_filter_drops_bokehs_traceback():
-    record = logging.LogRecord("bokeh.server.views.ws", logging.ERROR, __file__, 1,
-                               "Unhandled exception receiving a message: %r: %r", (RecursionError("deep"), "[" * 10_000),
-                               exc_info=(RecursionError, RecursionError("deep"), None))
+    record = logging.LogRecord(
+        "bokeh.server.views.ws",
+        logging.ERROR,
+        __file__,
+        1,
+        "Unhandled exception receiving a message: %r: %r",
+        (RecursionError("deep"), "[" * 10_000),
+        exc_info=(RecursionError, RecursionError("deep"), None),
+    )
     assert intake.OneLine().filter(record)
     assert record.exc_info is None and len(record.getMessage()) < 300 and intake.REFUSED in record.getMessage()
     json.dumps(record.getMessage())
@@ -226,16 +246,24 @@ def test_events_before_the_page_is_ready_are_refused(refusals):
     document's lock (a traceback): refused until the page says it is ready."""
     from panel.io.state import state
 
-    class Context:                     # what Bokeh's server gives a session's document
+    class Context:  # what Bokeh's server gives a session's document
         session = None
+
     view = create_view("")
     doc = Document()
     view.layout.server_doc(doc)
     context = Context()
-    doc._session_context = lambda: context            # Bokeh keeps a weak reference: called to read it
+    doc._session_context = lambda: context  # Bokeh keeps a weak reference: called to read it
     step = bokeh_model(view, view.controls.step_button, doc)
-    click = {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
-        "type": "event", "name": "button_click", "values": {"type": "map", "entries": [["model", {"id": step.id}]]}}}
+    click = {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {
+            "type": "event",
+            "name": "button_click",
+            "values": {"type": "map", "entries": [["model", {"id": step.id}]]},
+        },
+    }
     try:
         assert intake.apply_patch(doc, {"events": [click]}) == 0
         state._connected[doc] = True
@@ -249,6 +277,7 @@ def test_bokehjs_own_reports_are_dropped_without_a_word(page, caplog):
     """A plot's measured size and an automatic range, as BokehJS sends them: not applied, not logged;
     the same properties with a hostile value: logged."""
     from bokeh.models import DataRange1d, Plot
+
     _view, doc = page
     plot = next(m for m in doc.models if isinstance(m, Plot))
     auto = next((m for m in doc.models if isinstance(m, DataRange1d)), None)

@@ -1,9 +1,10 @@
 """The lesson's second cell, as the page runs it (the first one is in tests/test_challenge.py),
 and what its sentences may say: every one is chosen from the measurement."""
+
 import pytest
 
-from app.state import clock
 from app.sections.lab.logic import TimingLab
+from app.state import clock
 from model import generate
 
 
@@ -28,17 +29,22 @@ def test_timing_lab_runs_position_by_position_and_cancels(gpt):
 
 
 def rows(cached, full, counts=(8, 64)):
-    return [{"t": t, "cached_s": c, "full_s": f, "clock_ratio": f / c, "count_ratio": n}
-            for t, c, f, n in zip(counts, cached, full, counts)]
+    return [
+        {"t": t, "cached_s": c, "full_s": f, "clock_ratio": f / c, "count_ratio": n}
+        for t, c, f, n in zip(counts, cached, full, counts)
+    ]
 
 
-@pytest.mark.parametrize("cached, full, expect", [
-    ((0.25e-3, 0.26e-3), (0.6e-3, 4.1e-3), ["lab_full_ramp", "lab_cached_flat", "lab_clock_short"]),
-    ((0.25e-3, 0.50e-3), (0.6e-3, 4.1e-3), ["lab_full_ramp", "lab_cached_varies", "lab_clock_short"]),
-    ((0.25e-3, 0.26e-3), (0.6e-3, 0.9e-3), ["lab_full_flat", "lab_cached_flat", "lab_clock_short"]),
-    ((0.25e-3, 5.00e-3), (0.6e-3, 4.1e-3), ["lab_full_ramp", "lab_cached_varies", "lab_clock_slower"]),
-    ((0.10e-3, 0.10e-3), (0.6e-3, 6.0e-3), ["lab_full_ramp", "lab_cached_flat", "lab_clock_near"]),
-])
+@pytest.mark.parametrize(
+    "cached, full, expect",
+    [
+        ((0.25e-3, 0.26e-3), (0.6e-3, 4.1e-3), ["lab_full_ramp", "lab_cached_flat", "lab_clock_short"]),
+        ((0.25e-3, 0.50e-3), (0.6e-3, 4.1e-3), ["lab_full_ramp", "lab_cached_varies", "lab_clock_short"]),
+        ((0.25e-3, 0.26e-3), (0.6e-3, 0.9e-3), ["lab_full_flat", "lab_cached_flat", "lab_clock_short"]),
+        ((0.25e-3, 5.00e-3), (0.6e-3, 4.1e-3), ["lab_full_ramp", "lab_cached_varies", "lab_clock_slower"]),
+        ((0.10e-3, 0.10e-3), (0.6e-3, 6.0e-3), ["lab_full_ramp", "lab_cached_flat", "lab_clock_near"]),
+    ],
+)
 def test_the_sentences_follow_the_numbers(cached, full, expect):
     sentences = clock.table_sentences(clock.read_table(rows(cached, full)), "es")
     assert [key for key, _ in sentences] == expect
@@ -46,7 +52,7 @@ def test_the_sentences_follow_the_numbers(cached, full, expect):
 
 def test_rounding_agrees_everywhere():
     assert clock.ratio_text(2.6, "es") == "2.6" and clock.ratio_text(16.4, "es") == "16"
-    assert clock.ratio_text(9.96, "pt") == "10" and clock.ratio_text(9.94, "pt") == "9,9"   # one rule
+    assert clock.ratio_text(9.96, "pt") == "10" and clock.ratio_text(9.94, "pt") == "9,9"  # one rule
     assert clock.ms_text(0.0060, "es") == "6.00" and clock.ms_text(0.000253, "en") == "0.253"
     assert clock.ms_text(0.1234, "es") == "123"
     _, values = clock.table_sentences(clock.read_table(rows((0.25e-3, 0.26e-3), (0.6e-3, 4.1e-3))), "es")[2]

@@ -1,5 +1,6 @@
 """app/lazyimport.py in plain CPython: the page's finder for modules left out of the start-up
 download, with its fetch function given (the page's is a synchronous XMLHttpRequest)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,12 +27,22 @@ def archive(files: dict[str, str]) -> bytes:
 @pytest.fixture
 def lazy(tmp_path):
     """An index of two modules in one archive served at BASE + packages/kvlazydemo-lazy.zip."""
-    data = archive({"kvlazydemo/__init__.py": "ANSWER = 42\n",
-                    "kvlazydemo/extra.py": "from . import ANSWER\nTWICE = 2 * ANSWER\n"})
-    index = {"archives": [{"url": "packages/kvlazydemo-lazy.zip", "sha256": hashlib.sha256(data).hexdigest(),
-                           "root": str(tmp_path / "site-packages")}],
-             "modules": {"kvlazydemo": [0, "kvlazydemo/__init__.py", True],
-                         "kvlazydemo.extra": [0, "kvlazydemo/extra.py", False]}}
+    data = archive(
+        {"kvlazydemo/__init__.py": "ANSWER = 42\n", "kvlazydemo/extra.py": "from . import ANSWER\nTWICE = 2 * ANSWER\n"}
+    )
+    index = {
+        "archives": [
+            {
+                "url": "packages/kvlazydemo-lazy.zip",
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "root": str(tmp_path / "site-packages"),
+            }
+        ],
+        "modules": {
+            "kvlazydemo": [0, "kvlazydemo/__init__.py", True],
+            "kvlazydemo.extra": [0, "kvlazydemo/extra.py", False],
+        },
+    }
     served = {BASE + "packages/kvlazydemo-lazy.zip": data}
     fetched, loaded = [], []
 
@@ -59,10 +70,11 @@ def test_module_is_imported_from_the_fetched_archive_fetched_once(lazy, tmp_path
     make, served, fetched, loaded = lazy
     make()
     import kvlazydemo.extra
+
     assert kvlazydemo.extra.TWICE == 84
     assert kvlazydemo.__file__ == str(tmp_path / "site-packages" / "kvlazydemo" / "__init__.py")
-    assert fetched == [BASE + "packages/kvlazydemo-lazy.zip"]          # two modules, one download
-    (url, ms, name), = loaded
+    assert fetched == [BASE + "packages/kvlazydemo-lazy.zip"]  # two modules, one download
+    ((url, ms, name),) = loaded
     assert url == fetched[0] and name == "kvlazydemo" and ms >= 0
 
 

@@ -1,5 +1,6 @@
 """The linter and the formatter (ruff, configured in pyproject.toml) are clean on the whole
 repository: the fast tier runs them, so CI does too."""
+
 import shutil
 import subprocess
 import sys

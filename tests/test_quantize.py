@@ -1,33 +1,44 @@
 """The quantized cache: round-trip bounds derived per format, honest bytes, and what it
 does to the logits and to the sampled text."""
+
 import numpy as np
 import pytest
 
 from model import generate
-from model.quantize import (FORMATS, QuantizedKVCache, drift_over_windows, drift_summary, first_departure,
-                            logit_drift, pack_int4, quantize, round_trip, unpack_int4)
+from model.quantize import (
+    FORMATS,
+    QuantizedKVCache,
+    drift_over_windows,
+    drift_summary,
+    first_departure,
+    logit_drift,
+    pack_int4,
+    quantize,
+    round_trip,
+    unpack_int4,
+)
 
 # The largest round-trip error of one number x of a vector (one head, one position):
 #   float16: round to nearest with 11 significant bits: 2^-11 |x| (2^-25 below 2^-14)
 #   int8:    s = max|x| / 127, code = round(x / s): at most s / 2 = max|x| / 254
 #   int4:    s = max|x| / 7: at most max|x| / 14
 # (the float32 scale adds at most a relative 2^-24 to s: the 1e-6 margin.)
-RELATIVE = {"float16": 2.0 ** -11, "int8": 1 / 254, "int4": 1 / 14}
+RELATIVE = {"float16": 2.0**-11, "int8": 1 / 254, "int4": 1 / 14}
 
 
 def vectors(seed=0):
     """Vectors of every kind a cache meets: typical, wide ranges, one large outlier, zeros."""
     rng = np.random.default_rng(seed)
     x = rng.normal(0, 1, (4, 50, 16)) * rng.choice([1e-3, 0.3, 1.0, 30.0], size=(4, 50, 1))
-    x[0, 0] = 0.0                                         # an all-zero vector: scale 0, codes 0
-    x[1, 1, 3] = 40.0                                     # an outlier sets its vector's scale
-    x[2, 2] = 1e-6 * rng.normal(0, 1, 16)                 # below float16's normal range
+    x[0, 0] = 0.0  # an all-zero vector: scale 0, codes 0
+    x[1, 1, 3] = 40.0  # an outlier sets its vector's scale
+    x[2, 2] = 1e-6 * rng.normal(0, 1, 16)  # below float16's normal range
     return x
 
 
 def bound(x, fmt):
     if fmt == "float16":
-        return np.maximum(RELATIVE[fmt] * np.abs(x), 2.0 ** -25)
+        return np.maximum(RELATIVE[fmt] * np.abs(x), 2.0**-25)
     return RELATIVE[fmt] * np.abs(x).max(axis=-1, keepdims=True) * (1 + 1e-6)
 
 
@@ -37,12 +48,12 @@ def test_round_trip_error_within_the_derived_bound(fmt):
         x = vectors(seed)
         err = np.abs(round_trip(x, fmt) - x)
         assert (err <= bound(x, fmt)).all()
-        assert (err > 0.25 * bound(x, fmt)).any()        # and the bound is not loose by much
+        assert (err > 0.25 * bound(x, fmt)).any()  # and the bound is not loose by much
     assert np.array_equal(round_trip(x, "float64"), x)
 
 
 def test_int4_packs_two_codes_per_byte_and_unpacks_them_all():
-    q = np.array([[list(range(-7, 8)) + [0]]], dtype=np.int8)     # (1, 1, 16): every code
+    q = np.array([[list(range(-7, 8)) + [0]]], dtype=np.int8)  # (1, 1, 16): every code
     packed = pack_int4(q)
     assert packed.dtype == np.uint8 and packed.shape == (1, 1, 8)
     assert np.array_equal(unpack_int4(packed), q)
@@ -55,7 +66,7 @@ def test_int_codes_are_symmetric_and_use_the_whole_range():
         s = quantize(x, fmt)
         q = unpack_int4(s.codes) if fmt == "int4" else s.codes
         assert q.min() >= -qmax and q.max() <= qmax
-        assert (np.abs(q).max(axis=-1)[s.scales > 0] == qmax).all()   # the largest |x| is +-qmax
+        assert (np.abs(q).max(axis=-1)[s.scales > 0] == qmax).all()  # the largest |x| is +-qmax
         assert s.scales.dtype == np.float32 and s.scales.shape == (4, 50)
 
 
@@ -74,7 +85,7 @@ def test_the_cached_step_reads_the_dequantized_numbers(gpt, text, fmt):
     assert np.array_equal(cache.k[0], round_trip(exact.k[0], fmt))
     assert np.array_equal(cache.v[0], round_trip(exact.v[0], fmt))
     for a in cache.k + cache.v:
-        assert np.array_equal(round_trip(a, fmt), a)            # what it reads is what it keeps
+        assert np.array_equal(round_trip(a, fmt), a)  # what it reads is what it keeps
     before = cache.copy()
     gpt.avanzar(text[30], cache)
     assert len(cache) == 31 and len(before) == 30
@@ -93,7 +104,11 @@ GAIN = 25
 
 @pytest.mark.parametrize("fmt", ["float16", "int8", "int4"])
 def test_logits_drift_stays_below_the_stated_bound(gpt, text, fmt):
-    for ids in (text, generate(gpt, "Pablo", 64 - len(gpt.tokenizer.encode("Pablo")), seed=1, top_p=None), list(range(0, 512, 8))):
+    for ids in (
+        text,
+        generate(gpt, "Pablo", 64 - len(gpt.tokenizer.encode("Pablo")), seed=1, top_p=None),
+        list(range(0, 512, 8)),
+    ):
         _, cache = gpt.llenar(ids)
         largest = max(np.abs(a).max() for a in cache.k + cache.v)
         drift = logit_drift(gpt, ids, fmt)
@@ -117,12 +132,13 @@ def test_where_the_sampled_text_first_departs(gpt):
             if pos is None:
                 continue
             quant = generate(gpt, "La Nela", 62, seed=s, cache=QuantizedKVCache.empty(gpt.config, fmt))
-            assert quant[:pos - 1] == exact[s][:pos - 1] and quant[pos - 1] != exact[s][pos - 1]
-    assert all(pos is not None and pos > 2 for pos in at["int4"])   # after the prompt, always before 64
+            assert quant[: pos - 1] == exact[s][: pos - 1] and quant[pos - 1] != exact[s][pos - 1]
+    assert all(pos is not None and pos > 2 for pos in at["int4"])  # after the prompt, always before 64
 
 
 def test_quantized_cache_meets_the_position_error(gpt, text):
     from model import is_position_error
+
     cache = QuantizedKVCache.empty(gpt.config, "int8")
     gpt.llenar(text, cache)
     with pytest.raises(IndexError) as e:
@@ -132,6 +148,7 @@ def test_quantized_cache_meets_the_position_error(gpt, text):
 
 def test_unknown_format_and_odd_heads_are_refused():
     from model import Config
+
     with pytest.raises(ValueError, match="unknown cache format 'int3'"):
         QuantizedKVCache.empty(Config(), "int3")
     with pytest.raises(ValueError, match="d_k = 3 must be even"):
@@ -139,7 +156,7 @@ def test_unknown_format_and_odd_heads_are_refused():
 
 
 def test_drift_over_windows_is_each_windows_largest_drift(gpt, text):
-    windows = np.array([text, list(range(0, 512, 8))])                  # (2, 64)
+    windows = np.array([text, list(range(0, 512, 8))])  # (2, 64)
     worst = drift_over_windows(gpt, windows, "int8")
     assert worst.shape == (2,)
     assert worst[0] == logit_drift(gpt, text, "int8").max()
@@ -149,5 +166,5 @@ def test_drift_over_windows_is_each_windows_largest_drift(gpt, text):
 
 def test_drift_summary_is_the_distribution_over_windows():
     s = drift_summary([0.3, 0.1, 1.0, 0.2, 0.4])
-    assert s == {"median": 0.3, "p90": 0.76, "max": 1.0, "max_window": 2, "windows": 5}   # 0.4 + 0.6 (1.0 - 0.4)
-    assert drift_summary([0.123456789])["max"] == 0.1235                                    # 4 significant digits
+    assert s == {"median": 0.3, "p90": 0.76, "max": 1.0, "max_window": 2, "windows": 5}  # 0.4 + 0.6 (1.0 - 0.4)
+    assert drift_summary([0.123456789])["max"] == 0.1235  # 4 significant digits

@@ -1,9 +1,10 @@
 """The quiz: right answers and explanations built from the page's numbers."""
+
 import pytest
 
-from app.sections.context import logic as calculator
 from app.i18n import num
 from app.main import create_view
+from app.sections.context import logic as calculator
 from app.sections.quiz.logic import MAX_LENGTH_RATIO, QUESTIONS, is_right, numbers, order
 from model import cost
 from model.cost import GiB
@@ -37,13 +38,14 @@ def test_nothing_is_answered_until_the_reader_answers():
     view = create_view("?lang=es")
     quiz = next(s for s in view.sections if s.key == "quiz")
     quiz.ensure_built()
-    for qid, question, choice, feedback in quiz.items:
+    for _qid, _question, choice, feedback in quiz.items:
         assert choice.value is None and feedback.object == ""
 
 
 def test_numbers_are_the_pages(gpt):
     from app.state.explorer import Explorer
     from app.state.settings import Settings
+
     ex = Explorer(gpt, Settings(seed=0))
     ex.advance_to(30)
     n = numbers(ex)
@@ -85,19 +87,26 @@ def test_answers_and_explanations_are_the_models_numbers(lang):
     ratio = q["ratio"]["answers"]["t"]
     assert num(cost.c_uncached(cfg, 64), lang) in ratio and num(cost.c_cached(cfg, 64), lang) in ratio
     total = q["total"]["answers"]["r33"]
-    for x, digits in ((cost.total_uncached(cfg, T), 0), (cost.total_cached(cfg, T), 0),
-                      (cost.total_ratio(cfg, T), 1), (cost.matrices_only_ratio(T), 1),
-                      (cost.attention_equals_matrices_at(cfg), 0), (cost.attention_only_ratio(T), 0)):
+    for x, digits in (
+        (cost.total_uncached(cfg, T), 0),
+        (cost.total_cached(cfg, T), 0),
+        (cost.total_ratio(cfg, T), 1),
+        (cost.matrices_only_ratio(T), 1),
+        (cost.attention_equals_matrices_at(cfg), 0),
+        (cost.attention_only_ratio(T), 0),
+    ):
         assert num(x, lang, digits) in total, (x, total)
     assert "(T+1)/2 = " + num(32.5, lang, 1) in total and "(2T+1)/3 = 43." in total and "t = 512" in total
-    assert "43" not in total.split("(2T+1)/3")[0]                 # 43 is what it would be, not what it is
+    assert "43" not in total.split("(2T+1)/3")[0]  # 43 is what it would be, not what it is
     memory = q["memory"]["answers"]["tokens"]
     per_token = cost.cache_numbers(seven.n_layers, seven.d_model, 1)
     assert per_token == 262_144 and num(per_token, lang) in memory
-    assert f"L = {seven.n_layers}, d = {num(seven.d_model, lang)}" in memory            # the model it means
+    assert f"L = {seven.n_layers}, d = {num(seven.d_model, lang)}" in memory  # the model it means
     assert cost.cache_bytes(seven.n_layers, seven.d_model, 32_768, 2) == 16 * GiB
     assert f"16\u00a0GiB {'com' if lang == 'pt' else 'with' if lang == 'en' else 'con'} {num(32_768, lang)}" in memory
-    assert f"2\u00a0GiB {'com' if lang == 'pt' else 'with' if lang == 'en' else 'con'} {num(4_096, lang)} tokens" in memory
+    assert (
+        f"2\u00a0GiB {'com' if lang == 'pt' else 'with' if lang == 'en' else 'con'} {num(4_096, lang)} tokens" in memory
+    )
     assert f"({num(13.0, lang, 1)}\u00a0GiB)" in memory and num(16_384, lang) in memory and "128\u00a0KiB" in memory
     assert f"{T} " in q["pos65"]["answers"]["table"] and f" {T + 1}" in q["pos65"]["title"]
 
@@ -107,12 +116,13 @@ def test_options_are_numbers_from_the_window(gpt):
     from dataclasses import replace
 
     from model import MiniGPT
+
     small = MiniGPT.random(replace(gpt.config, n_ctx=32), seed=1, tokenizer=gpt.tokenizer)
     q = shown(create_view("?lang=es", gpt=small))
     texts = " | ".join(q["total"]["texts"])
-    assert "32 veces" in texts and "528 veces" in texts and "de 1 a 32" in texts      # 528 = 32·33/2
+    assert "32 veces" in texts and "528 veces" in texts and "de 1 a 32" in texts  # 528 = 32·33/2
     assert "64" not in texts and "2\u202f080" not in texts
-    assert "Unas 22 veces" in texts                                   # (2·32+1)/3 = 21.7
+    assert "Unas 22 veces" in texts  # (2·32+1)/3 = 21.7
     assert f"Unas {round(cost.total_ratio(small.config, 32))} veces" in texts
     assert "posición 33" in q["pos65"]["title"] and "32 filas" in " ".join(q["pos65"]["texts"])
 
@@ -127,11 +137,11 @@ def test_option_order_follows_the_seed():
             assert sorted(shown_order[qid]) == sorted(options)
     for qid, options, right in QUESTIONS:
         places = {order(seed)[qid].index(right) for seed in range(30)}
-        assert places == set(range(len(options))), (qid, places)      # every place, somewhere
+        assert places == set(range(len(options))), (qid, places)  # every place, somewhere
     view = create_view("?lang=en&seed=7")
     q = shown(view)
     assert all(q[qid]["ids"] == list(order(7)[qid]) for qid in q)
-    view.session.settings.seed = 8                                    # a new seed, a new order
+    view.session.settings.seed = 8  # a new seed, a new order
     quiz = next(s for s in view.sections if s.key == "quiz")
     assert [list(c.options.values()) for _, _, c, _ in quiz.items] == [list(o) for o in order(8).values()]
     assert order(7) != order(8)
@@ -155,7 +165,7 @@ def test_feedback_in_every_language(lang):
     view = create_view(f"?lang={lang}&t=12")
     quiz = next(s for s in view.sections if s.key == "quiz")
     quiz.ensure_built()
-    for qid, question, choice, feedback in quiz.items:
+    for qid, _question, choice, feedback in quiz.items:
         right = next(r for q, _, r in QUESTIONS if q == qid)
         choice.value = right
         assert "data-testid" in feedback.object and "right" in feedback.object
@@ -163,7 +173,7 @@ def test_feedback_in_every_language(lang):
         choice.value = wrong
         assert "wrong" in feedback.object
     ratio = quiz.items[1][3].object
-    assert "12" in ratio and "mini-GPT" in ratio                  # explained at the page's own position
+    assert "12" in ratio and "mini-GPT" in ratio  # explained at the page's own position
 
 
 def built(query: str, key: str):
@@ -181,7 +191,7 @@ def test_challenge_through_the_view():
     quiz = next(s for s in view.sections if s.key == "quiz")
     quiz.ensure_built()
     quiz.check()
-    assert "wrong" in quiz.result.object                    # the template returns zeros
+    assert "wrong" in quiz.result.object  # the template returns zeros
     quiz.show_solution()
     quiz.head.value = 3
     quiz.block.value = 1
@@ -206,7 +216,7 @@ def test_prove_view():
 
 def test_challenge_checks_what_is_typed_before_the_field_loses_focus():
     view, quiz = built("?lang=en&t=10", "quiz")
-    quiz.editor.value_input = "def attention(q, K, V):\n    return q @ K\n"   # typed, not yet committed
+    quiz.editor.value_input = "def attention(q, K, V):\n    return q @ K\n"  # typed, not yet committed
     quiz.check()
     assert "ValueError" in quiz.result.object
     quiz.show_solution()
@@ -217,7 +227,7 @@ def test_challenge_checks_what_is_typed_before_the_field_loses_focus():
 def test_challenge_code_when_value_and_value_input_change_together():
     view, quiz = built("?lang=es&t=10", "quiz")
     code = "def atencion(q, K, V):\n    return q @ K\n"
-    quiz.editor.param.update(value=code, value_input=code)       # as the browser sends them on blur
+    quiz.editor.param.update(value=code, value_input=code)  # as the browser sends them on blur
     quiz.check()
     assert "ValueError" in quiz.result.object
 
@@ -241,5 +251,5 @@ def test_the_quiz_is_about_the_lesson_whatever_the_smaller_cache(kv, fmt):
     assert "lesson&#x27;s mini-GPT: its 4 K/V heads and its cache in float64, at 8 bytes" in quiz.intro.object
     got, want = quiz.case(), lesson_view.ex.gpt.attention_at(view.ex.ids, 0, 0)
     assert all((a == b).all() for a, b in zip(got, want))
-    view.session.settings.kv_heads, view.session.settings.precision = 4, "float64"     # back to the lesson's
+    view.session.settings.kv_heads, view.session.settings.precision = 4, "float64"  # back to the lesson's
     assert "float64" not in quiz.intro.object and "mini-GPT" not in quiz.intro.object

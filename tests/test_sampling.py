@@ -16,13 +16,14 @@ def test_known_text_for_seed_0(gpt):
     # pinned: the same seed gives the same text on any machine (PCG64 + one draw per token)
     text = gpt.tokenizer.decode(generate(gpt, "La Nela", 62, seed=0, top_p=0.9))
     from model.checkpoint import load_metrics
+
     assert text == load_metrics()["sample_seed0_top_p0.9"]
 
 
 def test_top_k_and_top_p_cut_the_tail():
     z = np.log(np.array([0.5, 0.2, 0.15, 0.1, 0.05]))
     assert np.count_nonzero(probabilities(z, top_k=2)) == 2
-    p = probabilities(z, top_p=0.8)           # 0.5 + 0.2 < 0.8 <= 0.5 + 0.2 + 0.15
+    p = probabilities(z, top_p=0.8)  # 0.5 + 0.2 < 0.8 <= 0.5 + 0.2 + 0.15
     assert np.count_nonzero(p) == 3 and abs(p.sum() - 1) < 1e-12
     assert np.count_nonzero(probabilities(z, top_p=0.5)) == 1
     assert np.allclose(probabilities(z), np.exp(z))

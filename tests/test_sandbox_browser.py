@@ -5,6 +5,7 @@ Each input a curious student might type goes into the challenge; each gets an an
 stop message within the stated limit (plus a margin); then the figure still steps to 64 with the
 lesson's totals and meets the IndexError at 65, and the app's model weights are unchanged.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,26 +15,31 @@ from pathlib import Path
 import pytest
 
 from app.sandbox import LIMIT_S
-from tests.browser import (chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain,
-                           wait_t)
+from tests.browser import chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain, wait_t
 from tests.servers import panel_dev, unordered_changes
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 QUIZ = "Comprueba tu intuición: cinco preguntas y un reto"
 PROVE = "Pruébalo: la primera celda de la lección"
-MARGIN_S = 3.0          # message round trips and redrawing, on a busy 2-core machine
+MARGIN_S = 3.0  # message round trips and redrawing, on a busy 2-core machine
 
 # (what a curious student types, the answers that are acceptable)
 CASES = [
     ("def f(n):\n    return f(n + 1)\nf(0)\n", {"error"}),
-    ("import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)\n", {"crashed", "stopped", "error"}),
+    (
+        "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)\n",
+        {"crashed", "stopped", "error"},
+    ),
     ("import json\nx = []\nfor _ in range(100000):\n    x = [x]\njson.dumps(x)\n", {"crashed", "stopped", "error"}),
     ('exec("while True: pass")\n', {"stopped"}),
     ("import time\ntime.sleep(60)\n", {"stopped"}),
     ("for i in range(100000):\n    print(i)\ndef atencion(q, K, V):\n    return q\n", {"wrong"}),
-    ("import js\njs.postMessage(js.JSON.parse('{\"type\": \"done\", \"nonce\": \"x\", \"answer\": \"{}\"}'))\n"
-     "js.self.postMessage = None\ndef atencion(q, K, V):\n    return q\n", {"wrong"}),
+    (
+        'import js\njs.postMessage(js.JSON.parse(\'{"type": "done", "nonce": "x", "answer": "{}"}\'))\n'
+        "js.self.postMessage = None\ndef atencion(q, K, V):\n    return q\n",
+        {"wrong"},
+    ),
     ("import js\njs.onmessage = None\ndef atencion(q, K, V):\n    return q\n", {"wrong"}),
     ("raise KeyboardInterrupt\n", {"error"}),
     ("class Boom(BaseException):\n    pass\nraise Boom('no')\n", {"error"}),
@@ -42,8 +48,10 @@ CASES = [
     ("x = []\nwhile True:\n    x.append(' ' * 10**6)\n", {"error", "stopped"}),
     ("import js\njs.fetch('http://127.0.0.1:9/')\n", {"problem"}),
     # modules the static site ships apart (fetched on first import, as in the app's worker)
-    ("import statistics, fractions, decimal\ndef atencion(q, K, V):\n    return q * statistics.mean([1, 1])\n",
-     {"wrong"}),
+    (
+        "import statistics, fractions, decimal\ndef atencion(q, K, V):\n    return q * statistics.mean([1, 1])\n",
+        {"wrong"},
+    ),
 ]
 
 
@@ -87,20 +95,25 @@ def test_nothing_typed_stops_or_changes_the_page(browser, app_url):
     page, requests = open_app(browser, app_url, "?lang=es")
     wait_t(page, 2)
     before = weights(page)
-    open_card(page, PROVE)                       # the cell's sandbox gets its own copy of the model
+    open_card(page, PROVE)  # the cell's sandbox gets its own copy of the model
     open_card(page, QUIZ)
     sandbox_ready(page)
-    cases = CASES + [("import model, numpy as np\ngpt = model.MiniGPT.load()\n"
-                      "for a in gpt.params.values():\n    a[...] = np.nan\n", {"problem"})]
+    cases = CASES + [
+        (
+            "import model, numpy as np\ngpt = model.MiniGPT.load()\n"
+            "for a in gpt.params.values():\n    a[...] = np.nan\n",
+            {"problem"},
+        )
+    ]
     for code, ok in cases:
-        sandbox_ready(page)                      # a case may have replaced the interpreter: wait for the new one
+        sandbox_ready(page)  # a case may have replaced the interpreter: wait for the new one
         state, text = check_code(page, code)
         assert state in ok, (code, state, text)
         if state == "stopped":
             assert f"más de {LIMIT_S} s" in text
         if "print(i)" in code:
             assert re.search(r"… y [\d\u202f]+ líneas más", text), text
-    assert page.evaluate("window.__kvSandboxHost.stats.starts") >= 3      # stopped ones were replaced
+    assert page.evaluate("window.__kvSandboxHost.stats.starts") >= 3  # stopped ones were replaced
     step_to_the_end(page)
     assert weights(page) == before
     # the only errors in the console: Pyodide's own report of the sandbox interpreters that died
@@ -142,7 +155,7 @@ def test_reader_code_never_runs_on_the_server(browser):
         running = page.locator("[data-testid=challenge-result][data-run='2'][data-state=running]")
         running.wait_for()
         step = other.get_by_role("button", name="Avanzar")
-        answered = 0                                  # the other reader's steps shown while the code sleeps
+        answered = 0  # the other reader's steps shown while the code sleeps
         for t in range(3, 65):
             step.click()
             wait_t(other, t)
@@ -151,5 +164,6 @@ def test_reader_code_never_runs_on_the_server(browser):
             answered += 1
         assert answered >= 3, f"only {answered} steps were answered while the reader's code ran"
         page.locator("[data-testid=challenge-result][data-run='2'][data-state=stopped]").wait_for(
-            timeout=(LIMIT_S + MARGIN_S) * 1000)
-        assert unordered_changes(url) == []           # every change reached both pages in order
+            timeout=(LIMIT_S + MARGIN_S) * 1000
+        )
+        assert unordered_changes(url) == []  # every change reached both pages in order

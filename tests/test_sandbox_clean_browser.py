@@ -3,12 +3,13 @@ on the static site and under `panel serve`: what a run leaves behind (the runner
 module it patched, a timer that spins or floods, a message it forged, the memory it took) reaches
 no later run. And a run asked for while another runs waits in line, visibly, then runs.
 """
+
 from __future__ import annotations
 
 import pytest
 
-from app.sections.quiz.challenge import SOLUTION
 from app.sandbox import LIMIT_S
+from app.sections.quiz.challenge import SOLUTION
 from tests.bench_sandbox import renderer_rss_mb, settle
 from tests.browser import chromium_missing, open_app, open_card, run_and_wait, wait_t
 from tests.test_sandbox_browser import MARGIN_S, PROVE, QUIZ, editor, sandbox_ready
@@ -24,25 +25,39 @@ def check_code(page, code: str):
     before: a reader reading that answer never waits for it; a test that clicks at once would)."""
     sandbox_ready(page)
     return check_now(page, code)
+
+
 WRONG = "def atencion(q, K, V):\n    return q\n"
 
 # (what a run does to its interpreter, the state of its own answer)
 LEFTOVERS = [
     # the runner's entry point replaced: every later run would "answer" at once
-    ("import kv_sandbox_runner as r\nr.run_json.__code__ = (lambda s: '{\"status\": \"ok\", \"value\": null}').__code__\n"
-     + WRONG, {"wrong", "problem"}),
+    (
+        'import kv_sandbox_runner as r\nr.run_json.__code__ = (lambda s: \'{"status": "ok", "value": null}\').__code__\n'
+        + WRONG,
+        {"wrong", "problem"},
+    ),
     # NumPy patched: the official solution would be judged wrong
     ("import numpy as np\nnp.exp = None\nnp.sqrt = lambda x: 1.0\n" + WRONG, {"wrong"}),
     ("import model\nmodel.MiniGPT.avanzar = lambda *a: None\n" + WRONG, {"wrong"}),
     # a timer that spins, and one that floods the page with 100 MB messages
-    ("import js\nfrom pyodide.ffi import create_proxy\n"
-     "js.setInterval(create_proxy(lambda: sum(range(10 ** 7))), 1)\n" + WRONG, {"wrong"}),
-    ("import js\nfrom pyodide.ffi import create_proxy\nbig = 'x' * 10 ** 8\n"
-     "js.setInterval(create_proxy(lambda: js.postMessage(big)), 1)\n" + WRONG, {"wrong"}),
+    (
+        "import js\nfrom pyodide.ffi import create_proxy\n"
+        "js.setInterval(create_proxy(lambda: sum(range(10 ** 7))), 1)\n" + WRONG,
+        {"wrong"},
+    ),
+    (
+        "import js\nfrom pyodide.ffi import create_proxy\nbig = 'x' * 10 ** 8\n"
+        "js.setInterval(create_proxy(lambda: js.postMessage(big)), 1)\n" + WRONG,
+        {"wrong"},
+    ),
     # forged answers of the host's protocol, mid-run
-    ("import js\njs.postMessage(js.JSON.parse('{\"type\": \"failed\", \"message\": \"forged\"}'))\n"
-     "js.postMessage(js.JSON.parse('{\"type\": \"ready\"}'))\n"
-     "js.postMessage(js.JSON.parse('{\"type\": \"done\", \"nonce\": \"0\", \"answer\": \"{}\"}'))\n" + WRONG, {"wrong"}),
+    (
+        'import js\njs.postMessage(js.JSON.parse(\'{"type": "failed", "message": "forged"}\'))\n'
+        'js.postMessage(js.JSON.parse(\'{"type": "ready"}\'))\n'
+        'js.postMessage(js.JSON.parse(\'{"type": "done", "nonce": "0", "answer": "{}"}\'))\n' + WRONG,
+        {"wrong"},
+    ),
     # the interpreter closed by its own code: this run is stopped, the next one is not
     ("import js\njs.close()\n" + WRONG, {"stopped", "wrong"}),
 ]
@@ -51,7 +66,7 @@ LEFTOVERS = [
 def test_each_run_starts_clean(browser, app_url):
     page, _ = open_app(browser, app_url, "?lang=es")
     wait_t(page, 2)
-    open_card(page, PROVE)                       # the sandbox gets the model package (import model)
+    open_card(page, PROVE)  # the sandbox gets the model package (import model)
     open_card(page, QUIZ)
     sandbox_ready(page)
     assert check_code(page, RIGHT)[0] == "right"
@@ -62,7 +77,7 @@ def test_each_run_starts_clean(browser, app_url):
         assert state in states, (code, state, text)
         # the next run: the official solution, right, within its limit
         assert check_code(page, RIGHT)[0] == "right", code
-        if "model" in code:                      # and the lesson's cell, untouched, as the lesson says
+        if "model" in code:  # and the lesson's cell, untouched, as the lesson says
             sandbox_ready(page)
             run_and_wait(page, "prove-result", "Ejecutar")
             out = page.locator("[data-testid=code-output]").inner_text()
@@ -76,7 +91,7 @@ def test_each_run_starts_clean(browser, app_url):
     grown = renderer_rss_mb(browser) - memory
     assert grown < 300, f"the renderer kept {grown:.0f} MB after the runs"
     host = page.evaluate("({starts: window.__kvSandboxHost.stats.starts, runs: window.__kvSandboxHost.stats.runs})")
-    assert host["starts"] >= host["runs"] >= 2 * len(LEFTOVERS) + 4      # an interpreter per run
+    assert host["starts"] >= host["runs"] >= 2 * len(LEFTOVERS) + 4  # an interpreter per run
 
 
 def test_a_run_asked_for_while_another_runs_waits_in_line(browser, app_url):
@@ -100,4 +115,4 @@ def test_a_run_asked_for_while_another_runs_waits_in_line(browser, app_url):
     answer.wait_for(timeout=(LIMIT_S + MARGIN_S) * 1000)
     runs = page.evaluate("window.__kvSandboxHost.stats.runs")
     assert runs == 2, f"{runs} runs: the replaced request ran too"
-    run_and_wait(page, "challenge-result", "Comprobar")            # and the line is empty again
+    run_and_wait(page, "challenge-result", "Comprobar")  # and the line is empty again

@@ -1,4 +1,5 @@
 """The reader's settings, from a URL: one param object whose bounds the parser reads."""
+
 import pytest
 
 from app.state.settings import Settings
@@ -29,22 +30,25 @@ def test_session_args_from_panel():
     assert s.lang == "en" and s.t == 12
 
 
-@pytest.mark.parametrize("query,key,why", [
-    ("lang=fr", "lang", "why_choice"),
-    ("mode=turbo", "mode", "why_choice"),
-    ("t=100", "t", "why_range"),
-    ("t=1", "t", "why_range"),
-    ("t=abc", "t", "why_int"),
-    ("t=", "t", "why_int"),
-    ("seed=-1", "seed", "why_range"),
-    ("seed=1e3", "seed", "why_int"),
-    ("speed=0", "speed", "why_range"),
-    ("top_p=nan", "top_p", "why_float"),
-    ("top_p=2", "top_p", "why_range"),
-    ("embed=maybe", "embed", "why_bool"),
-    ("utm_source=x", "utm_source", "why_unknown"),
-    ("t=%FF%FE", "t", "why_int"),
-])
+@pytest.mark.parametrize(
+    "query,key,why",
+    [
+        ("lang=fr", "lang", "why_choice"),
+        ("mode=turbo", "mode", "why_choice"),
+        ("t=100", "t", "why_range"),
+        ("t=1", "t", "why_range"),
+        ("t=abc", "t", "why_int"),
+        ("t=", "t", "why_int"),
+        ("seed=-1", "seed", "why_range"),
+        ("seed=1e3", "seed", "why_int"),
+        ("speed=0", "speed", "why_range"),
+        ("top_p=nan", "top_p", "why_float"),
+        ("top_p=2", "top_p", "why_range"),
+        ("embed=maybe", "embed", "why_bool"),
+        ("utm_source=x", "utm_source", "why_unknown"),
+        ("t=%FF%FE", "t", "why_int"),
+    ],
+)
 def test_bad_values_are_ignored_with_a_notice(query, key, why):
     s = parse("?" + query)
     default = parse("")
@@ -61,7 +65,7 @@ def test_aliases_and_mixed():
 def test_bounds_come_from_the_model():
     s = parse("?t=40", n_ctx=32, n_prompt=3)
     assert s.param.t.bounds == (3, 32) and s.t is None and s.notices[0][2:] == ("why_range", {"lo": 3, "hi": 32})
-    assert parse("?t=64").param.t.bounds == (2, 64)        # per instance: the other page keeps its own
+    assert parse("?t=64").param.t.bounds == (2, 64)  # per instance: the other page keeps its own
 
 
 @pytest.mark.parametrize("query", ["?seed=" + "9" * 100_000, "?t=" + "1" * 5000, "?top_p=" + "0" * 10_000 + "1"])

@@ -2,6 +2,7 @@
 
 Needs the compiled Pyodide wheels (skips with the reason otherwise) and Chromium.
 """
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,9 @@ import pytest
 
 import build
 from app.i18n import shell_text
-from tests.browser import (PageFailed, chromium_missing, foreign, open_page, serve, wait_for_text,
-                           wait_ready, wait_t)
+from tests.browser import PageFailed, chromium_missing, foreign, open_page, serve, wait_for_text, wait_ready, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
-
-
 
 
 STAGES = """
@@ -40,10 +38,10 @@ def test_snapshot_then_live_app_offline(site, browser):
         assert stages[0] == "runtime" and stages[-2:] == ["app", "ready"], stages
         assert page.locator("#kv-loader").is_hidden()
         button = page.get_by_role("button", name="Avanzar").first
-        for t in range(3, 65):                  # the app answers each click: t advances
+        for t in range(3, 65):  # the app answers each click: t advances
             button.click()
             wait_t(page, t)
-        button.click()                          # past the 64-position window: the model's own IndexError
+        button.click()  # past the 64-position window: the model's own IndexError
         wait_for_text(page, "IndexError", timeout_ms=20000)
         assert page.evaluate("document.body.dataset.pyerror") is None
         # a clean console: no warning or error along the way (the IndexError is the page's, not the console's)
@@ -51,7 +49,7 @@ def test_snapshot_then_live_app_offline(site, browser):
         assert said == [], said[:5]
         assert foreign(requests) == [], foreign(requests)
         assert any("/packages/" in u and "numpy" in u for u in requests)
-        assert not [u for u in requests if "/states-" in u]       # the default state: inline in the page
+        assert not [u for u in requests if "/states-" in u]  # the default state: inline in the page
 
 
 def test_lazy_modules_load_on_first_import(site, browser):
@@ -89,7 +87,7 @@ def test_page_runs_the_real_nh3(site, browser):
         page.wait_for_function("window.kv.sourceModules !== undefined", timeout=30000)
         source = page.evaluate("window.kv.sourceModules")
         assert "nh3" not in source and "nh3.nh3" not in source, source
-        assert page.evaluate("window.kv.lazy") is None                 # it came with start-up
+        assert page.evaluate("window.kv.lazy") is None  # it came with start-up
         assert page.evaluate("document.body.dataset.pyerror") is None
 
 
@@ -101,7 +99,7 @@ def test_snapshot_and_app_in_the_url_language(site, browser, lang):
         page, requests = open_page(browser, url + f"index.html?lang={lang}")
         wait_ready(page)
         assert page.evaluate("document.documentElement.lang") == lang
-        shell = shell_text()[lang]                        # the shell's texts, from app/i18n/LANG.po
+        shell = shell_text()[lang]  # the shell's texts, from app/i18n/LANG.po
         assert page.title() == shell["shell_title"]
         assert page.locator("#kv-retry").text_content() == shell["shell_retry"]
         assert page.locator("#kv-hint").text_content() == shell["shell_hint"]
@@ -122,10 +120,13 @@ STATE_SEEN = """
 """
 
 
-@pytest.mark.parametrize("query, state, later", [
-    ("?t=64&mode=full&lang=en", "en-full-64 t = 64 / 64", None),
-    ("?t=40&seed=3", "es-cache-2 t = 2 / 64", "t = 40"),
-])
+@pytest.mark.parametrize(
+    "query, state, later",
+    [
+        ("?t=64&mode=full&lang=en", "en-full-64 t = 64 / 64", None),
+        ("?t=40&seed=3", "es-cache-2 t = 2 / 64", "t = 40"),
+    ],
+)
 def test_the_first_paint_is_the_urls_state(site, browser, query, state, later):
     """A URL's state is its preview, from the first paint: never another state first, then a jump.
     With another seed the text is another: the preview says where the page will go."""
@@ -154,7 +155,7 @@ def test_page_works_under_csp(site, browser):
         page, requests = open_page(browser, url + "index.html", context=context)
         wait_ready(page)
         page.get_by_role("button", name="Avanzar").first.click()
-        wait_t(page, 3)                         # a full round trip through the worker, under the CSP
+        wait_t(page, 3)  # a full round trip through the worker, under the CSP
         assert page.evaluate("window.__csp") == []
         assert page.evaluate("document.body.dataset.pyerror") is None
         context.close()
@@ -194,7 +195,8 @@ def test_embed_iframe(site, browser):
         # the frame is sized to the explorable's content (postMessage from the page), not to its
         # own 2000 px: at 1280 px the content is shorter
         inner = frame.locator("#kv-main").evaluate("(el) => Math.ceil(el.getBoundingClientRect().bottom)")
-        page.wait_for_function("(h) => Math.abs(document.querySelector('iframe').getBoundingClientRect().height - h)"
-                               " < 40", arg=inner)
-        assert inner < 2000 and frame.locator("h1").first.is_hidden()      # embed=1: no title
+        page.wait_for_function(
+            "(h) => Math.abs(document.querySelector('iframe').getBoundingClientRect().height - h) < 40", arg=inner
+        )
+        assert inner < 2000 and frame.locator("h1").first.is_hidden()  # embed=1: no title
         assert foreign(requests) == []

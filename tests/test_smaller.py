@@ -1,12 +1,13 @@
 """A smaller cache (issue 13): the page's explorer with shared K/V heads and fewer bits, and the
 comparison of every combination, without a browser."""
+
 import subprocess
 import sys
 
 import pytest
 
-from app.sections.smaller import logic as smaller
 from app.main import create_view
+from app.sections.smaller import logic as smaller
 from tests.browser import ROOT
 
 
@@ -31,7 +32,7 @@ def test_switching_at_40_keeps_the_text_and_steps_on_to_the_lessons_error():
     v.session.settings.kv_heads = 2
     v.session.settings.precision = "int8"
     assert v.ex.ids == text and v.ex.t == 40 and len(v.ex.cache) == 40
-    assert v.ex.cache.nbytes == 2 * 2 * 40 * 2 * 16 + 2 * 2 * 40 * 2 * 4        # int8 codes + float32 scales
+    assert v.ex.cache.nbytes == 2 * 2 * 40 * 2 * 16 + 2 * 2 * 40 * 2 * 4  # int8 codes + float32 scales
     assert "5 120 números" in v.readouts.layout.object.replace("\u202f", " ")
     assert "2 · L · t · H_kv · d_k = 2 · 2 · 40 · 2 · 16" in v.readouts.layout.object
     while v.ex.t < 64:
@@ -43,6 +44,7 @@ def test_switching_at_40_keeps_the_text_and_steps_on_to_the_lessons_error():
 
 def test_the_cached_steps_drift_and_the_text_departs_where_the_model_says():
     from model.quantize import first_departure
+
     v = create_view("?lang=en&precision=int4")
     while v.ex.t < 64:
         v.controls.do("step")
@@ -53,6 +55,7 @@ def test_the_cached_steps_drift_and_the_text_departs_where_the_model_says():
 def test_comparing_every_combination():
     gpt = create_view("?lang=en").ex.gpt
     from model.timing import window_ids
+
     ids = window_ids(gpt)
     rows = {fmt: smaller.combination(gpt, ids, 4, fmt, 3.54, 2) for fmt in smaller.FORMATS}
     assert [rows[f].window_bytes for f in smaller.FORMATS] == [131_072, 32_768, 20_480, 12_288]
@@ -60,10 +63,12 @@ def test_comparing_every_combination():
 
 
 def test_nothing_of_it_is_loaded_before_the_reader_asks():
-    code = ("from app.main import create_view; import sys; v = create_view('?lang=es'); "
-            "from app.state import checkpoints; "
-            "print(sorted(m for m in sys.modules if m in ('model.quantize', 'model.batch', 'model.speculative'))); "
-            "print(sorted(checkpoints._loaded))")
+    code = (
+        "from app.main import create_view; import sys; v = create_view('?lang=es'); "
+        "from app.state import checkpoints; "
+        "print(sorted(m for m in sys.modules if m in ('model.quantize', 'model.batch', 'model.speculative'))); "
+        "print(sorted(checkpoints._loaded))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.splitlines() == ["[]", "['lesson']"]
 
@@ -76,13 +81,14 @@ def test_the_page_drifts_as_model_quantize_says(fmt):
     from model import generate
     from model.gpt import kv_difference
     from model.quantize import QuantizedKVCache, logit_drift
+
     v = create_view(f"?lang=en&precision={fmt}")
     ex = v.ex
     while ex.t < 30:
         v.controls.do("step")
     assert ex.ids == generate(ex.gpt, "La Nela", 28, seed=0, top_p=0.9, cache=QuantizedKVCache.empty(ex.cfg, fmt))
     v.controls.do("toggle")
-    while ex.t < 35:                                    # without the cache: the full pass picks, the cache still fills
+    while ex.t < 35:  # without the cache: the full pass picks, the cache still fills
         v.controls.do("step")
     v.controls.do("toggle")
     while ex.t < 40:
@@ -90,11 +96,11 @@ def test_the_page_drifts_as_model_quantize_says(fmt):
     drift = logit_drift(ex.gpt, ex.ids, fmt, ex.n_prompt)
     assert sorted(ex.drift) == list(range(3, 31)) + list(range(36, 41))
     assert all(ex.drift[p] == drift[p - 1] for p in ex.drift)
-    _, same = ex.gpt.llenar(ex.ids[:ex.n_prompt], QuantizedKVCache.empty(ex.cfg, fmt))
-    for token in ex.ids[ex.n_prompt:]:
+    _, same = ex.gpt.llenar(ex.ids[: ex.n_prompt], QuantizedKVCache.empty(ex.cfg, fmt))
+    for token in ex.ids[ex.n_prompt :]:
         ex.gpt.step(token, same)
     assert isinstance(ex.cache, QuantizedKVCache) and kv_difference(ex.cache, same) == 0.0
-    assert kv_difference(ex.cache64, ex.gpt.llenar(ex.ids)[1]) < 1e-12            # the float64 twin
+    assert kv_difference(ex.cache64, ex.gpt.llenar(ex.ids)[1]) < 1e-12  # the float64 twin
 
 
 def test_switching_at_40_fills_the_format_in_one_pass():
@@ -103,6 +109,7 @@ def test_switching_at_40_fills_the_format_in_one_pass():
     step's drift is logit_drift's with those 40 tokens as the prompt."""
     from model.gpt import kv_difference
     from model.quantize import QuantizedKVCache, logit_drift
+
     v = create_view("?lang=en&t=40")
     v.session.settings.kv_heads = 2
     v.session.settings.precision = "int4"

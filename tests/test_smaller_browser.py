@@ -1,6 +1,7 @@
 """A smaller cache in the browser (issue 13), under `panel serve` and on the static site: switch the model
 and the cache's format at t = 40, read the memory, step on to the lesson's IndexError at 65; the
 other checkpoints are fetched only once picked."""
+
 from __future__ import annotations
 
 import re
@@ -14,12 +15,10 @@ pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_
 SECTION = "Más allá de la lección: una caché más pequeña"
 
 
-
-
 def test_switch_at_40_then_on_to_65(browser, app_url):
     page, requests = open_app(browser, app_url, "?lang=es&t=40")
     wait_t(page, 40)
-    assert not [u for u in requests if "ckpt-" in u]                 # nothing fetched before the reader asks
+    assert not [u for u in requests if "ckpt-" in u]  # nothing fetched before the reader asks
     open_card(page, SECTION)
     page.get_by_role("button", name="2", exact=True).click()
     page.get_by_role("button", name="int8", exact=True).click()
@@ -28,7 +27,7 @@ def test_switch_at_40_then_on_to_65(browser, app_url):
     assert memory.startswith("5120números") and "6.25KiBenint8" in memory, memory
     if app_url.endswith("index.html"):
         weights = [u for u in requests if "ckpt-" in u and u.endswith(".npz")]
-        assert len(weights) == 1 and "ckpt-kv2-minigpt" in weights[0]              # the one picked, only
+        assert len(weights) == 1 and "ckpt-kv2-minigpt" in weights[0]  # the one picked, only
     step = page.get_by_role("button", name="Avanzar")
     for t in range(41, 65):
         step.click()

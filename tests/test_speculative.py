@@ -1,5 +1,6 @@
 """Speculative decoding: the committed draft proposes, the mini-GPT checks in one pass, and the
 text is the mini-GPT's own (exactly when greedy, in distribution when sampled)."""
+
 import math
 
 import numpy as np
@@ -22,7 +23,7 @@ def test_greedy_speculative_text_is_the_mini_gpts_greedy_text(gpt, draft, k):
         n_new = gpt.config.n_ctx - len(gpt.tokenizer.encode(prompt))
         ids, counts = speculative_generate(gpt, draft, prompt, n_new, k=k, temperature=0)
         assert ids == generate(gpt, prompt, n_new, temperature=0)
-        assert counts.tokens == n_new and counts.rounds < n_new            # it did write several a pass
+        assert counts.tokens == n_new and counts.rounds < n_new  # it did write several a pass
 
 
 def chi_square(counts: np.ndarray, expected: np.ndarray) -> tuple[float, int]:
@@ -54,7 +55,7 @@ def test_sampled_first_token_follows_the_mini_gpts_distribution(gpt, draft):
     rng = np.random.default_rng(0)
     drafted = np.bincount([draw(q, rng) for _ in range(N)], minlength=len(p))
     stat_q, df_q = chi_square(drafted, N * p)
-    assert stat_q > 10 * chi_square_critical(df_q)                       # the draft alone: far off
+    assert stat_q > 10 * chi_square_critical(df_q)  # the draft alone: far off
 
 
 def rejected_round(gpt, draft, k=6):
@@ -73,25 +74,25 @@ def rejected_round(gpt, draft, k=6):
 def test_after_a_rejection_both_caches_are_those_of_a_run_without_the_rejected_tokens(gpt, draft):
     spec, before = rejected_round(gpt, draft)
     ids = spec.ids
-    assert len(spec.target_cache) == len(ids) - 1                          # all but the newest token
+    assert len(spec.target_cache) == len(ids) - 1  # all but the newest token
     assert len(spec.draft_cache) <= len(ids) - 1
-    clean_target = gpt.llenar(ids[:len(spec.target_cache)])[1]
-    clean_draft = draft.llenar(ids[:len(spec.draft_cache)])[1]
+    clean_target = gpt.llenar(ids[: len(spec.target_cache)])[1]
+    clean_draft = draft.llenar(ids[: len(spec.draft_cache)])[1]
     assert kv_difference(spec.target_cache, clean_target) < 1e-12
     assert kv_difference(spec.draft_cache, clean_draft) < 1e-12
-    spec.round(4)                                                          # and it goes on from there
+    spec.round(4)  # and it goes on from there
     assert kv_difference(spec.target_cache, gpt.llenar(spec.ids[:-1])[1]) < 1e-12
 
 
 def test_the_window_ends_at_the_position_table_in_every_path(gpt, draft):
-    text = generate(gpt, "La Nela", 58, seed=3)                           # 60 tokens
+    text = generate(gpt, "La Nela", 58, seed=3)  # 60 tokens
     spec = Speculative(gpt, draft, text, seed=0)
     while len(spec.ids) < 64:
-        spec.round(8)                                                      # k capped: never asks for 65
+        spec.round(8)  # k capped: never asks for 65
     assert len(spec.ids) == 64 and spec.counts.drafted <= 4 + 3 + 2 + 1
     lens = len(spec.target_cache), len(spec.draft_cache)
     with pytest.raises(IndexError) as e:
-        spec.round(4)                                                      # the next token would be 65th
+        spec.round(4)  # the next token would be 65th
     assert is_position_error(e.value) and str(e.value) == "index 64 is out of bounds for axis 0 with size 64"
     assert len(spec.ids) == 64 and (len(spec.target_cache), len(spec.draft_cache)) == lens
     with pytest.raises(IndexError) as e:
@@ -102,16 +103,17 @@ def test_the_window_ends_at_the_position_table_in_every_path(gpt, draft):
 def test_acceptance_rule_on_its_own():
     rng = np.random.default_rng(0)
     p = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [0.0, 0.0, 1.0]])
-    assert verify(p, p[:2], [0, 2], rng) == (2, 2)                         # p = q: all accepted, bonus
+    assert verify(p, p[:2], [0, 2], rng) == (2, 2)  # p = q: all accepted, bonus
     q = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
     for _ in range(20):
-        a, nxt = verify(p, q, [2, 0], rng)                                 # p(2) = 0: always rejected
-        assert a == 0 and nxt in (0, 1)                                    # from max(0, p - q)
-    assert verify(p[:2], p[:2], [0, 2], rng) == (2, None)                  # no row for a bonus
+        a, nxt = verify(p, q, [2, 0], rng)  # p(2) = 0: always rejected
+        assert a == 0 and nxt in (0, 1)  # from max(0, p - q)
+    assert verify(p[:2], p[:2], [0, 2], rng) == (2, None)  # no row for a bonus
 
 
 def test_draft_must_share_the_vocabulary(gpt):
     from model import Config
+
     other = MiniGPT.random(Config(vocab_size=300, n_layers=1))
     with pytest.raises(ValueError, match="share the mini-GPT's tokenizer"):
         Speculative(gpt, other, [1, 2])

@@ -1,6 +1,7 @@
 """How the code is put together: no import cycles in model/, app/ or buildsupport/, a light start
 for the browser, the app's run-time needs outside the benchmark, small functions, and the house's
 plan (app/ by role, a section a folder, no long file, no colour written by value)."""
+
 import ast
 import subprocess
 import sys
@@ -27,7 +28,7 @@ def imports_of(path: Path, package: str = "model") -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = here[:len(here) - node.level + 1] + (node.module.split(".") if node.module else [])
+            base = here[: len(here) - node.level + 1] + (node.module.split(".") if node.module else [])
             found.add(".".join(base))
             found |= {".".join(base + [a.name]) for a in node.names}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(package + "."):
@@ -49,7 +50,10 @@ def test_no_import_cycles(package):
     if package == "model":
         assert "model.checkpoint" in graph["model.gpt"] and "model.gpt" not in graph["model.checkpoint"]
     if package == "app":
-        assert "app.state.explorer" in graph["app.state.session"] and "app.state.session" not in graph["app.state.explorer"]
+        assert (
+            "app.state.explorer" in graph["app.state.session"]
+            and "app.state.session" not in graph["app.state.explorer"]
+        )
 
     def reaches(start, node, seen):
         for nxt in graph.get(node, ()):
@@ -61,16 +65,30 @@ def test_no_import_cycles(package):
 
 
 def loaded_after(code: str) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sys.modules))"],
-                         capture_output=True, text=True, check=True, cwd=MODEL.parent).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=MODEL.parent,
+    ).stdout
     return {m for m in out.split() if m.startswith("model")}
 
 
 def test_the_package_starts_light():
     """What the page does not need at start stays out of `import model`."""
     loaded = loaded_after("import model; model.MiniGPT.load()")
-    assert loaded.isdisjoint({"model.quantize", "model.batch", "model.speculative", "model.timing",
-                              "model.bench", "model.bench_extras", "model.train"}), loaded
+    assert loaded.isdisjoint(
+        {
+            "model.quantize",
+            "model.batch",
+            "model.speculative",
+            "model.timing",
+            "model.bench",
+            "model.bench_extras",
+            "model.train",
+        }
+    ), loaded
 
 
 def test_the_app_needs_nothing_from_the_benchmark():
@@ -79,10 +97,12 @@ def test_the_app_needs_nothing_from_the_benchmark():
 
 
 def test_no_function_over_60_lines():
-    long = [f"{p.name}:{n.name} ({n.end_lineno - n.lineno + 1} lines)"
-            for p in MODEL.glob("*.py")
-            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
+    long = [
+        f"{p.name}:{n.name} ({n.end_lineno - n.lineno + 1} lines)"
+        for p in MODEL.glob("*.py")
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60
+    ]
     assert long == []
 
 
@@ -100,6 +120,7 @@ def test_the_app_shows_its_plan():
 
 def test_a_section_is_a_folder_and_the_page_lists_them_once():
     from app.sections import SECTIONS
+
     folders = sorted(p.name for p in (APP / "sections").iterdir() if p.is_dir() and p.name != "__pycache__")
     assert sorted(s.key for s in SECTIONS) == folders
     for section in SECTIONS:
@@ -108,6 +129,7 @@ def test_a_section_is_a_folder_and_the_page_lists_them_once():
         assert section.__module__ == f"app.sections.{section.key}.view"
         assert section.title_key.endswith("_title")
     from app.sections.base import MeasuringSection, Section, SteppedSection
+
     assert all(issubclass(s, Section) for s in SECTIONS)
     assert {b for s in SECTIONS for b in s.__mro__} >= {MeasuringSection, SteppedSection}
 
@@ -116,15 +138,21 @@ def test_logic_knows_nothing_of_panel():
     """A section's logic, the reader's state and the sandbox's checks are plain Python: testable
     without a browser."""
     for path in [*APP.glob("sections/*/logic.py"), *APP.glob("state/*.py"), APP / "sections" / "stepwise.py"]:
-        imported = {n.module.split(".")[0] if isinstance(n, ast.ImportFrom) and n.module else a.name.split(".")[0]
-                    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        imported = {
+            n.module.split(".")[0] if isinstance(n, ast.ImportFrom) and n.module else a.name.split(".")[0]
+            for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+            for a in n.names
+        }
         assert not imported & {"panel", "bokeh"}, path
 
 
 def test_no_long_file_in_app():
-    long = {str(p.relative_to(ROOT)): n for p in APP.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in APP.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
+    }
     assert long == {}
 
 
@@ -132,12 +160,20 @@ def test_no_colour_written_by_value():
     """Every colour is a role of app/style's PALETTE: the figures read it, the stylesheets read its
     custom properties (var(--kv-...)). Only the palette itself writes colours by value."""
     import re
-    written = [f"{p.relative_to(ROOT)}: {m}" for p in [*APP.rglob("*.py"), *APP.rglob("*.css"), ROOT / "static" / "style.css"]
-               if p != APP / "style" / "__init__.py" and "i18n" not in p.parts
-               for m in re.findall(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b(?![-\w])", p.read_text(encoding="utf-8"))]
+
+    written = [
+        f"{p.relative_to(ROOT)}: {m}"
+        for p in [*APP.rglob("*.py"), *APP.rglob("*.css"), ROOT / "static" / "style.css"]
+        if p != APP / "style" / "__init__.py" and "i18n" not in p.parts
+        for m in re.findall(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b(?![-\w])", p.read_text(encoding="utf-8"))
+    ]
     assert written == []
     from app.style import PALETTE
-    used = {m for p in [*APP.rglob("*.py"), *APP.rglob("*.css"), ROOT / "static" / "style.css"]
-            for m in re.findall(r'var\(--kv-([a-z0-9-]+)\)|PALETTE\["([a-z0-9-]+)"\]', p.read_text(encoding="utf-8"))}
+
+    used = {
+        m
+        for p in [*APP.rglob("*.py"), *APP.rglob("*.css"), ROOT / "static" / "style.css"]
+        for m in re.findall(r'var\(--kv-([a-z0-9-]+)\)|PALETTE\["([a-z0-9-]+)"\]', p.read_text(encoding="utf-8"))
+    }
     used = {a or b for a, b in used}
     assert used <= set(PALETTE), used - set(PALETTE)

@@ -1,6 +1,7 @@
 """The page teaches what the lesson says, as a reader sees it (issue 10), under `panel serve` and on the
 static site: the green bars are there to see in both modes, the grey ramp waits for the reader's
 first switch, Spanish says "capa" and English code speaks English."""
+
 from __future__ import annotations
 
 import io
@@ -12,9 +13,9 @@ from tests.browser import chromium_missing, open_app, open_card, wait_t
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
 
-
 def pixels(locator):
     from PIL import Image
+
     return Image.open(io.BytesIO(locator.screenshot())).convert("RGB")
 
 
@@ -42,6 +43,7 @@ def heights_at(img, test, positions, n: int = 64) -> list[int]:
     figure's, app/style) and ends 12 px before the right edge; position p is at (p - 0.5) / n of it
     (the tallest run within 2 px of there, in case the frame is a pixel off)."""
     from app.style import FRAME_LEFT
+
     w, h = img.size
     px = img.load()
     left, width = FRAME_LEFT, w - 12 - FRAME_LEFT
@@ -55,15 +57,15 @@ def test_the_bars_show_each_experiment(browser, app_url):
     bars = page.locator(".kv-bars").first
     bars.scroll_into_view_if_needed()
     img = pixels(bars)
-    assert min(heights_at(img, is_green, [1, 62])) >= 8                       # t = 1 and t = 64 (62: clear of
-    assert max(heights_at(img, is_grey, range(6, 62))) < 8                   # the dashed line); no grey yet
+    assert min(heights_at(img, is_green, [1, 62])) >= 8  # t = 1 and t = 64 (62: clear of
+    assert max(heights_at(img, is_grey, range(6, 62))) < 8  # the dashed line); no grey yet
     page.get_by_role("button", name="Sin caché").click()
     strip = page.locator(".kv-bars-zoom").first
     strip.wait_for()
     page.wait_for_function("document.body.dataset.kvState.includes('mode=full')")
     ramp = heights_at(pixels(page.locator(".kv-bars").first), is_grey, [8, 32, 62])
-    assert ramp[2] > 2 * ramp[1] > 4 * ramp[0] > 0, ramp                     # the grey ramp
-    assert min(heights_at(pixels(strip), is_green, [1, 62])) >= 8             # the green bars, still readable
+    assert ramp[2] > 2 * ramp[1] > 4 * ramp[0] > 0, ramp  # the grey ramp
+    assert min(heights_at(pixels(strip), is_green, [1, 62])) >= 8  # the green bars, still readable
 
 
 def page_text(page) -> str:
@@ -80,8 +82,10 @@ def page_text(page) -> str:
     }""")
 
 
-SECTIONS = {"es": ["Tus milisegundos", "Pruébalo", "Comprueba tu intuición", "¿Cuánto contexto cabe?"],
-            "en": ["Your milliseconds", "Try it", "Check your intuition", "How much context fits?"]}
+SECTIONS = {
+    "es": ["Tus milisegundos", "Pruébalo", "Comprueba tu intuición", "¿Cuánto contexto cabe?"],
+    "en": ["Your milliseconds", "Try it", "Check your intuition", "How much context fits?"],
+}
 
 
 def open_everything(page, lang):
@@ -89,11 +93,14 @@ def open_everything(page, lang):
         open_card(page, page.get_by_text(title).first.inner_text())
     page.get_by_role("textbox").last.wait_for()
     # each card builds its section when it opens, one after the other: the challenge's code too
-    page.wait_for_function("""() => {
+    page.wait_for_function(
+        """() => {
       const walk = (root) => [...root.querySelectorAll('*')].some((el) =>
         (el.tagName === 'TEXTAREA' && el.value.includes('def ')) || (el.shadowRoot && walk(el.shadowRoot)));
       return walk(document);
-    }""", timeout=30000)
+    }""",
+        timeout=30000,
+    )
 
 
 def test_the_words_are_the_lessons(browser, app_url):
@@ -107,6 +114,18 @@ def test_the_words_are_the_lessons(browser, app_url):
     open_everything(page, "en")
     code = " ".join(box.input_value() for box in page.get_by_role("textbox").all()).lower()
     assert "def attention" in code and "prefill(ids)" in code
-    spanish = ["llenar", "avanzar", "adelante", "atencion", "guardados", "completa", "sortea", "caché", "capa",
-               "tu código", "consulta", "cabeza"]
+    spanish = [
+        "llenar",
+        "avanzar",
+        "adelante",
+        "atencion",
+        "guardados",
+        "completa",
+        "sortea",
+        "caché",
+        "capa",
+        "tu código",
+        "consulta",
+        "cabeza",
+    ]
     assert [w for w in spanish if w in code] == []

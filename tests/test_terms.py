@@ -1,5 +1,6 @@
 """docs/terms.md, the course's words for each concept: every form it lists is in that language's
 catalog, and no variant it forbids is."""
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,7 @@ def table() -> list[dict]:
     lines = [line.strip() for line in TERMS.read_text(encoding="utf-8").splitlines() if line.strip().startswith("|")]
     head = [c.strip() for c in lines[0].strip("|").split("|")]
     assert head == ["concept", *LANGS, "not"], head
-    assert set(lines[1].replace("|", "").strip()) <= {"-", " "}               # the separator row
+    assert set(lines[1].replace("|", "").strip()) <= {"-", " "}  # the separator row
     rows = []
     for line in lines[2:]:
         cells = [c.strip() for c in line.strip("|").split("|")]
@@ -25,7 +26,9 @@ def table() -> list[dict]:
         row = {"concept": cells[0]}
         for lang, cell in zip(LANGS, cells[1:]):
             row[lang] = [form.strip() for form in cell.split(";") if form.strip()]
-        row["not"] = [tuple(part.strip() for part in item.split(":", 1)) for item in cells[-1].split(";") if item.strip()]
+        row["not"] = [
+            tuple(part.strip() for part in item.split(":", 1)) for item in cells[-1].split(";") if item.strip()
+        ]
         rows.append(row)
     return rows
 
@@ -47,7 +50,7 @@ def test_the_table_is_read():
     concepts = {r["concept"].split(" (")[0] for r in ROWS}
     assert {"KV cache", "query head", "K/V head", "padding", "slot", "draft", "acceptance", "held-out loss"} <= concepts
     for row in ROWS:
-        assert all(row[lang] for lang in LANGS), row["concept"]                 # a word in every language
+        assert all(row[lang] for lang in LANGS), row["concept"]  # a word in every language
         assert all(lang in LANGS and form for lang, form in row["not"]), row["concept"]
 
 

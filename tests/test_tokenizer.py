@@ -5,8 +5,10 @@ import pytest
 from model import Tokenizer
 from model.tokenizer import UNKNOWN, split_pieces
 
-SPANISH = ("-¿Y tú, Nela? -preguntó Pablo-. ¡Qué niña tan pequeña! "
-           "«Sólo veo», dijo el señor Teodoro Golfín, «lo que está aquí».\n\nAcoged bien el de Marianela.")
+SPANISH = (
+    "-¿Y tú, Nela? -preguntó Pablo-. ¡Qué niña tan pequeña! "
+    "«Sólo veo», dijo el señor Teodoro Golfín, «lo que está aquí».\n\nAcoged bien el de Marianela."
+)
 
 
 def test_vocabulary_is_512_whole_strings(gpt):
@@ -37,19 +39,19 @@ def test_la_nela_is_two_tokens(gpt):
 def test_round_trip_spanish(gpt):
     ids = gpt.tokenizer.encode(SPANISH)
     assert gpt.tokenizer.decode(ids) == SPANISH
-    assert len(ids) < len(SPANISH) / 1.8          # merges do compress
+    assert len(ids) < len(SPANISH) / 1.8  # merges do compress
 
 
 def test_round_trip_whole_corpus(gpt, corpus_text):
     ids = gpt.tokenizer.encode(corpus_text)
     assert gpt.tokenizer.decode(ids) == corpus_text
-    assert 0 not in ids                           # no character of the novel falls back
+    assert 0 not in ids  # no character of the novel falls back
 
 
 def test_fallback_is_defined(gpt):
     tok = gpt.tokenizer
     assert tok.decode(tok.encode("“Hola” — dijo… à la façon")) == '"Hola" - dijo... a la facon'
-    assert tok.decode(tok.encode("n\u0303")) == "ñ"             # NFC first
+    assert tok.decode(tok.encode("n\u0303")) == "ñ"  # NFC first
     ids = tok.encode("zona 漢 ☃")
     assert tok.decode(ids) == f"zona {UNKNOWN} {UNKNOWN}"
     assert ids.count(0) == 2

@@ -1,5 +1,6 @@
 """Training: the backward pass is right, loss falls, same seed same result,
 and the committed checkpoint meets the held-out target."""
+
 import json
 import subprocess
 import sys
@@ -10,8 +11,7 @@ import pytest
 from model import Config, MiniGPT
 from model.checkpoint import load_metrics
 from model.gpt import init_params
-from model.train import (TrainConfig, all_windows, evaluate, learning_rate, loss_and_grads,
-                         split_corpus, train)
+from model.train import TrainConfig, all_windows, evaluate, learning_rate, loss_and_grads, split_corpus, train
 
 TINY = Config(n_layers=2, d_model=8, n_heads=2, d_ff=12, vocab_size=11, n_ctx=6)
 
@@ -83,8 +83,8 @@ def test_loss_falls_and_same_seed_same_result(corpus_text):
     cfg = Config()
     a = train(text, None, SMALL, cfg, log=lambda *_: None)
     h = a["history"]
-    assert np.mean(h[:5]) > 6.0                         # log 512 = 6.24: guessing
-    assert np.mean(h[-10:]) < np.mean(h[:5]) - 0.6       # it learns
+    assert np.mean(h[:5]) > 6.0  # log 512 = 6.24: guessing
+    assert np.mean(h[-10:]) < np.mean(h[:5]) - 0.6  # it learns
     b = train(text, None, SMALL, cfg, log=lambda *_: None)
     assert a["tokenizer"].merges == b["tokenizer"].merges
     assert all(np.array_equal(a["params"][k], b["params"][k]) for k in a["params"])
@@ -94,8 +94,23 @@ def test_cli_writes_a_loadable_checkpoint(corpus_text, tmp_path):
     corpus = tmp_path / "novel.txt"
     corpus.write_text(corpus_text[:30_000], encoding="utf-8")
     out = tmp_path / "ckpt"
-    subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(corpus), "--out", str(out),
-                    "--steps", "3", "--batch", "2"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "model.train",
+            "--corpus",
+            str(corpus),
+            "--out",
+            str(out),
+            "--steps",
+            "3",
+            "--batch",
+            "2",
+        ],
+        check=True,
+        capture_output=True,
+    )
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["n_params"] == 136_448 and "held_out_loss" in metrics
     gpt = MiniGPT.load(out / "minigpt.npz", out / "tokenizer.json")
@@ -104,8 +119,11 @@ def test_cli_writes_a_loadable_checkpoint(corpus_text, tmp_path):
 
 
 def test_cli_says_where_the_corpus_is_missing(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(tmp_path / "none.txt"),
-                        "--out", str(tmp_path)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "model.train", "--corpus", str(tmp_path / "none.txt"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "corpus not found" in r.stderr
 
 
@@ -127,31 +145,58 @@ def test_committed_checkpoint_loss_is_what_metrics_say(gpt, corpus_text):
 
 def test_cli_reuses_a_tokenizer_and_shares_heads(corpus_text, tmp_path):
     from model.checkpoint import TOKENIZER
+
     corpus = tmp_path / "novel.txt"
     corpus.write_text(corpus_text[:30_000], encoding="utf-8")
     out = tmp_path / "kv1"
-    subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(corpus), "--out", str(out),
-                    "--tokenizer", str(TOKENIZER), "--kv-heads", "1", "--steps", "2", "--batch", "2"],
-                   check=True, capture_output=True)
-    assert sorted(p.name for p in out.iterdir()) == ["metrics.json", "minigpt.npz"]     # no tokenizer copy
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "model.train",
+            "--corpus",
+            str(corpus),
+            "--out",
+            str(out),
+            "--tokenizer",
+            str(TOKENIZER),
+            "--kv-heads",
+            "1",
+            "--steps",
+            "2",
+            "--batch",
+            "2",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.json", "minigpt.npz"]  # no tokenizer copy
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["n_params"] == 124_160 and metrics["config"]["n_kv_heads"] == 1
     assert metrics["tokenizer_sha256"] == __import__("hashlib").sha256(TOKENIZER.read_bytes()).hexdigest()
     assert MiniGPT.load(out / "minigpt.npz").config.n_kv_heads == 1
-    r = subprocess.run([sys.executable, "-m", "model.train", "--corpus", str(corpus), "--out", str(out),
-                        "--kv-heads", "3"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "model.train", "--corpus", str(corpus), "--out", str(out), "--kv-heads", "3"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "n_heads 4 is not a multiple of n_kv_heads 3" in r.stderr
 
 
-VARIANTS = {"kv2": (Config(n_kv_heads=2), 128_256), "kv1": (Config(n_kv_heads=1), 124_160),
-            "draft": (Config(n_layers=1, d_model=32, n_heads=2, d_ff=128), 31_072)}
+VARIANTS = {
+    "kv2": (Config(n_kv_heads=2), 128_256),
+    "kv1": (Config(n_kv_heads=1), 124_160),
+    "draft": (Config(n_layers=1, d_model=32, n_heads=2, d_ff=128), 31_072),
+}
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_committed_variant_is_what_its_metrics_say(name, corpus_text, gpt):
     """Same recipe, tokenizer and held-out part as the lesson's checkpoint; its held-out loss
     measured again on the stored numbers."""
-    from model.checkpoint import TOKENIZER, VARIANTS as PATHS
+    from model.checkpoint import TOKENIZER
+    from model.checkpoint import VARIANTS as PATHS
+
     model = MiniGPT.load(name)
     cfg, n_params = VARIANTS[name]
     m = load_metrics(PATHS[name].with_name("metrics.json"))

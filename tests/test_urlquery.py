@@ -1,5 +1,6 @@
 """One way to read the URL: the page's shell (static/urlquery.js, before Python runs) and the app
 (app/state/settings.py) read the same values from the same URLs, with the rules the build exports."""
+
 from __future__ import annotations
 
 import json
@@ -13,15 +14,61 @@ from app.state.settings import Settings
 from tests.browser import ROOT
 
 QUERIES = [
-    "", "?lang=en&lang=pt", "?lang=pt&lang=en", "?lang=english", "?lang=EN", "?lang=%20pt%20", "?lang=en+",
-    "?lang=", "?lang", "?mode=SIN", "?mode=nocache", "?mode=no-cache", "?mode=constructor", "?mode=__proto__",
-    "?t=64", "?t=65", "?t=1", "?t=2", "?t=+12", "?t=-3", "?t=12.0", "?t=1_2", "?t=%D9%A3", "?t=0012",
-    "?t=" + "9" * 40, "?t=" + "9" * 41, "?seed=" + "1" * 100_000, "?seed=4294967295", "?seed=4294967296",
-    "?seed=-0", "?seed=1e3", "?top_p=.5", "?top_p=1e-1", "?top_p=1.", "?top_p=nan", "?top_p=inf",
-    "?top_p=0.049", "?top_p=1.0000001", "?top_p=%20%200.8%09", "?top_p=0,8", "?speed=20&speed=21",
-    "?speed=21&speed=20", "?embed=1", "?embed=s%C3%AD", "?embed=S%C3%8D", "?embed=maybe", "?embed",
-    "?embed=0&embed=yes", "?t=40&t=", "?x=1&t=5", "?lang=es;t=5", "?t=12%2B", "?t=%FF", "?lang=pt&mode=full&t=64&"
-    "seed=3&top_p=0.8&speed=8&embed=1", "?" + "&".join(f"k{i}=v" for i in range(5000)) + "&t=7",
+    "",
+    "?lang=en&lang=pt",
+    "?lang=pt&lang=en",
+    "?lang=english",
+    "?lang=EN",
+    "?lang=%20pt%20",
+    "?lang=en+",
+    "?lang=",
+    "?lang",
+    "?mode=SIN",
+    "?mode=nocache",
+    "?mode=no-cache",
+    "?mode=constructor",
+    "?mode=__proto__",
+    "?t=64",
+    "?t=65",
+    "?t=1",
+    "?t=2",
+    "?t=+12",
+    "?t=-3",
+    "?t=12.0",
+    "?t=1_2",
+    "?t=%D9%A3",
+    "?t=0012",
+    "?t=" + "9" * 40,
+    "?t=" + "9" * 41,
+    "?seed=" + "1" * 100_000,
+    "?seed=4294967295",
+    "?seed=4294967296",
+    "?seed=-0",
+    "?seed=1e3",
+    "?top_p=.5",
+    "?top_p=1e-1",
+    "?top_p=1.",
+    "?top_p=nan",
+    "?top_p=inf",
+    "?top_p=0.049",
+    "?top_p=1.0000001",
+    "?top_p=%20%200.8%09",
+    "?top_p=0,8",
+    "?speed=20&speed=21",
+    "?speed=21&speed=20",
+    "?embed=1",
+    "?embed=s%C3%AD",
+    "?embed=S%C3%8D",
+    "?embed=maybe",
+    "?embed",
+    "?embed=0&embed=yes",
+    "?t=40&t=",
+    "?x=1&t=5",
+    "?lang=es;t=5",
+    "?t=12%2B",
+    "?t=%FF",
+    "?lang=pt&mode=full&t=64&seed=3&top_p=0.8&speed=8&embed=1",
+    "?" + "&".join(f"k{i}=v" for i in range(5000)) + "&t=7",
 ]
 
 
@@ -33,8 +80,14 @@ def app_values(query: str) -> dict:
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js not found (apt-get install nodejs)")
 def test_shell_and_app_read_the_same_values():
     rules = settings_for(None, load_model()).url_rules()
-    out = subprocess.run(["node", str(ROOT / "tests" / "js" / "read_queries.js")], cwd=ROOT, check=True,
-                         input=json.dumps({"rules": rules, "queries": QUERIES}), capture_output=True, text=True)
+    out = subprocess.run(
+        ["node", str(ROOT / "tests" / "js" / "read_queries.js")],
+        cwd=ROOT,
+        check=True,
+        input=json.dumps({"rules": rules, "queries": QUERIES}),
+        capture_output=True,
+        text=True,
+    )
     shell = json.loads(out.stdout)
     for query, values in zip(QUERIES, shell):
         assert values == app_values(query), query[:80]

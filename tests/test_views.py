@@ -1,6 +1,7 @@
 """The views patch only what changed; after any sequence of actions, what the browser has
 (the data sources) is exactly what the state says. The page follows the model's own
 configuration: another n_ctx, another page."""
+
 import numpy as np
 import pytest
 
@@ -18,36 +19,43 @@ def assert_in_sync(v):
     for i in range(len(rows)):
         for p in range(n):
             cell = grid.cell(i, p, states, vecs)
-            assert (cells["state"][i * n + p], cells["tok"][i * n + p], cells["values"][i * n + p]) == \
-                (cell[3], cell[2], cell[4]), (i, p)
+            assert (cells["state"][i * n + p], cells["tok"][i * n + p], cells["values"][i * n + p]) == (
+                cell[3],
+                cell[2],
+                cell[4],
+            ), (i, p)
     for i, (block, kind) in enumerate(rows):
         img = grid.images.data["image"][i]
-        assert np.allclose(img[:, :ex.t], ex.vectors(block, kind).T / ex.kv_scale[block, kind], atol=1e-6)
-        assert np.isnan(img[:, ex.t:]).all()
-    assert np.array_equal(np.round(bars.data["c"][:ex.t] * 1e6), ex.cost_cached[:ex.t])
-    assert np.array_equal(np.round(bars.data["tc"][:ex.t] * 1e6), ex.cost_full[:ex.t])
-    assert not np.any(bars.data["c"][ex.t:])
+        assert np.allclose(img[:, : ex.t], ex.vectors(block, kind).T / ex.kv_scale[block, kind], atol=1e-6)
+        assert np.isnan(img[:, ex.t :]).all()
+    assert np.array_equal(np.round(bars.data["c"][: ex.t] * 1e6), ex.cost_cached[: ex.t])
+    assert np.array_equal(np.round(bars.data["tc"][: ex.t] * 1e6), ex.cost_full[: ex.t])
+    assert not np.any(bars.data["c"][ex.t :])
     measured = sorted(p for p, m in ex.measures.items() if m.cached_s is not None)
     assert list(v.clock.points.data["pos"]) == measured
     computed = list(np.flatnonzero(states == 2) + 1)
-    single = len(computed) == 1          # one column outlined and marked; several: one outline per row
-    assert [cells["width"][i * n + p] for i in range(len(rows)) for p in range(n)] == \
-        [cell_style(states[p], single)[1] for _ in rows for p in range(n)]
+    single = len(computed) == 1  # one column outlined and marked; several: one outline per row
+    assert [cells["width"][i * n + p] for i in range(len(rows)) for p in range(n)] == [
+        cell_style(states[p], single)[1] for _ in rows for p in range(n)
+    ]
     assert list(grid.marks.data["x"]) == (computed if single else [])
     assert list(grid.block.data["w"]) == ([] if single else [float(len(computed))] * len(rows))
     assert computed == (list(range(1, ex.t + 1)) if ex.mode == "full" or ex.t <= ex.n_prompt else [ex.t])
     assert f"t = {ex.t} / {n}" in v.text.layout.object
-    reads = v.reads.image.data["image"][0]                    # the newest query's weights (last row: the top)
-    assert np.allclose(reads[-1, :ex.t], ex.reads[0][0]) and np.isnan(reads[:, ex.t:]).all()
+    reads = v.reads.image.data["image"][0]  # the newest query's weights (last row: the top)
+    assert np.allclose(reads[-1, : ex.t], ex.reads[0][0]) and np.isnan(reads[:, ex.t :]).all()
     assert np.allclose(np.nansum(reads, axis=1), 1.0)
 
 
-@pytest.mark.parametrize("actions", [
-    ["step"] * 5,
-    ["step", "toggle", "step", "step", "toggle", "step"],
-    ["step"] * 3 + ["reset", "step"],
-    ["toggle", "reset", "step", "toggle"],
-])
+@pytest.mark.parametrize(
+    "actions",
+    [
+        ["step"] * 5,
+        ["step", "toggle", "step", "step", "toggle", "step"],
+        ["step"] * 3 + ["reset", "step"],
+        ["toggle", "reset", "step", "toggle"],
+    ],
+)
 def test_patched_views_match_the_state(actions):
     v = create_view("?t=40")
     assert_in_sync(v)
@@ -59,13 +67,13 @@ def test_patched_views_match_the_state(actions):
 def test_in_sync_through_the_error_and_a_new_language():
     v = create_view("?t=63&lang=en")
     v.controls.do("step")
-    v.controls.do("step")                               # position 65: the error
+    v.controls.do("step")  # position 65: the error
     assert v.ex.error is not None and v.error.layout.visible
     assert_in_sync(v)
     v.session.settings.lang = "pt"
     assert_in_sync(v)
     assert v.controls.step_button.name == "Avançar"
-    assert v.a11y.lang == "pt" and "avança" in v.advanced.keys.object    # <html lang>, the keyboard's help
+    assert v.a11y.lang == "pt" and "avança" in v.advanced.keys.object  # <html lang>, the keyboard's help
     v.controls.do("reset")
     assert not v.error.layout.visible
     assert_in_sync(v)
@@ -78,11 +86,11 @@ def test_widgets_are_the_settings():
     assert (v.advanced.seed.value, v.controls.speed.value, v.advanced.top_p.value) == (7, 9, 0.8)
     assert (v.controls.speed.start, v.controls.speed.end) == s.param.speed.bounds
     assert (v.advanced.top_p.start, v.advanced.top_p.end, v.advanced.top_p.step) == (0.05, 1.0, 0.05)
-    v.advanced.seed.value = 3                        # the widget changes the setting, which restarts the text
+    v.advanced.seed.value = 3  # the widget changes the setting, which restarts the text
     assert s.seed == 3 and v.ex.settings.seed == 3 and v.ex.t == 2
     v.controls.mode_switch.value = "full"
     assert s.mode == "full" and v.ex.mode == "full"
-    s.mode = "cache"                                 # and the setting moves the widget
+    s.mode = "cache"  # and the setting moves the widget
     assert v.controls.mode_switch.value == "cache"
 
 
@@ -96,24 +104,25 @@ def test_share_link_reproduces_the_state():
     again = create_view(link)
     assert again.ex.ids == v.ex.ids and again.ex.mode == "full" and again.lang == "en"
     assert Settings.from_query(link).notices == []
-    assert v.a11y.page_state["query"] == link        # what a reload after a failure keeps
+    assert v.a11y.page_state["query"] == link  # what a reload after a failure keeps
 
 
 def test_html_snapshot_draws_the_state():
     from app.figure.snapshot import PROGRESS, render
+
     v = create_view("?lang=en&mode=full&t=10")
     html = render(v)
     assert "t = 10 / 64" in html and "<script" not in html
-    top, bottom = html.split(PROGRESS)                        # the loading progress goes between them
+    top, bottom = html.split(PROGRESS)  # the loading progress goes between them
     assert "Step" in top and "K, layer 1" in bottom and top.count("aria-hidden='true'") == 1
     # without the cache every column is computed: one outline per row around all ten, one line over them
     assert html.count("class='now' style='left:0.000%;width:15.625%'") == 4
     assert html.count("class='bracket'") == 1 and html.count("class='mark'") == 0
-    assert html.count("class='cell future'") == 4             # one hatched band per row
-    assert html.count("class='bar full'") == 10               # the grey ramp, mode=full shows it at once
-    assert html.count("class='bar cached'") == 2 * 10          # the green bars, and again in the strip
+    assert html.count("class='cell future'") == 4  # one hatched band per row
+    assert html.count("class='bar full'") == 10  # the grey ramp, mode=full shows it at once
+    assert html.count("class='bar cached'") == 2 * 10  # the green bars, and again in the strip
     v.controls.do("toggle")
-    cached = render(v)                                         # with the cache: only the new column
+    cached = render(v)  # with the cache: only the new column
     assert cached.count("class='now' style='left:14.062%;width:1.562%'") == 4 and cached.count("class='mark'") == 1
     cached = render(create_view("?lang=es&t=10"))
     assert cached.count("class='bar full'") == 0 and cached.count("class='bar cached'") == 10
@@ -123,14 +132,15 @@ def png_pixels(data: bytes) -> np.ndarray:
     """The palette indices of an 8-bit palette PNG without interlacing (what app/figure/png.py writes)."""
     import struct
     import zlib
+
     pos, chunks = 8, {}
     while pos < len(data):
-        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunks[kind] = chunks.get(kind, b"") + data[pos + 8:pos + 8 + size]
+        size, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunks[kind] = chunks.get(kind, b"") + data[pos + 8 : pos + 8 + size]
         pos += size + 12
     width, height = struct.unpack(">II", chunks[b"IHDR"][:8])
     raw = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), dtype=np.uint8).reshape(height, width + 1)
-    assert not raw[:, 0].any()                                 # filter 0 on every row
+    assert not raw[:, 0].any()  # filter 0 on every row
     return raw[:, 1:]
 
 
@@ -138,12 +148,13 @@ def test_the_grid_image_is_the_grid():
     """The preview's grid image: one column per position, each row's vectors over its scale, first
     number at the bottom, in the live grid's palette steps."""
     from app.figure.snapshot import color_indices, grid_image
+
     v = create_view("?t=64")
     ex, d = v.ex, v.ex.cfg.d_model
     pixels = png_pixels(grid_image(ex))
     assert pixels.shape == (len(grid_rows(ex.cfg)) * d, 64)
     for i, (block, kind) in enumerate(grid_rows(ex.cfg)):
-        band = pixels[i * d:(i + 1) * d][::-1]
+        band = pixels[i * d : (i + 1) * d][::-1]
         assert np.array_equal(band, color_indices(ex.vectors(block, kind).T / ex.kv_scale[block, kind]))
 
 
@@ -151,13 +162,17 @@ def test_every_state_a_url_asks_for_is_prerendered_as_the_page_starts():
     """The previews (stepped once through the window) are the page a URL opens, but for the clock,
     which the reader's browser measures after the page is live."""
     from app.figure.snapshot import render, render_states
+
     states = dict(render_states(create_view, "pt"))
     assert len(states) == 2 * 63 + 1 and isinstance(states.pop("grid"), bytes)
-    for query, name in (("?lang=pt&t=40", "pt-cache-40.html"), ("?lang=pt&mode=full&t=64", "pt-full-64.html"),
-                        ("?lang=pt&mode=sin", "pt-full-2.html")):
+    for query, name in (
+        ("?lang=pt&t=40", "pt-cache-40.html"),
+        ("?lang=pt&mode=full&t=64", "pt-full-64.html"),
+        ("?lang=pt&mode=sin", "pt-full-2.html"),
+    ):
         v = create_view(query)
         if v.ex.t in v.ex.measures:
-            v.ex.measures[v.ex.t].clock = None           # not measured yet: what the preview shows
+            v.ex.measures[v.ex.t].clock = None  # not measured yet: what the preview shows
         v.readouts.redraw()
         assert render(v) == states[name], query
 
@@ -167,13 +182,13 @@ def test_the_grey_ramp_waits_for_the_first_switch():
     v = create_view("?lang=es&t=30")
     bars = v.bars
     assert not bars.full.visible and not bars.strip_pane.visible
-    assert bars.figure.y_range.end == bars.scales.cached               # the green bars fill the plot
+    assert bars.figure.y_range.end == bars.scales.cached  # the green bars fill the plot
     assert bars.scales.cached / 1.0 > bars.ex.cost_cached[-1] / 1e6 > 0.6 * bars.scales.cached
     v.controls.do("toggle")
     assert bars.full.visible and bars.strip_pane.visible and bars.figure.y_range.end == bars.scales.full
     assert bars.scales.zoom == 50 and "50 veces" in bars.note.object
     v.controls.do("toggle")
-    v.controls.do("reset")                                              # seen once, it stays
+    v.controls.do("reset")  # seen once, it stays
     assert bars.full.visible and bars.full.glyph.fill_alpha < 0.5
 
 
@@ -183,8 +198,9 @@ def test_a_model_with_another_window_gets_its_own_page(gpt):
     from dataclasses import replace
 
     from model import MiniGPT
+
     small = MiniGPT.random(replace(gpt.config, n_ctx=32), seed=1, tokenizer=gpt.tokenizer)
-    v = create_view("?lang=en&t=40", gpt=small)               # 40 is past this window: a notice
+    v = create_view("?lang=en&t=40", gpt=small)  # 40 is past this window: a notice
     s = v.session.settings
     assert s.param.t.bounds == (2, 32) and [n[0] for n in s.notices] == ["t"] and v.ex.t == 2
     assert v.grid.figure.x_range.end == 32.5 and v.bars.figure.x_range.end == 32.5
@@ -223,18 +239,18 @@ def test_animating_and_resetting_leaks_nothing():
             controls.do("play")
             controls.do("reset")
 
-        for _ in range(5):                       # warm up caches (formatting, Bokeh property caches)
+        for _ in range(5):  # warm up caches (formatting, Bokeh property caches)
             cycle()
         gc.collect()
         before = len(gc.get_objects())
-        callbacks = sum(isinstance(o, PeriodicCallback) for o in gc.get_objects())   # other tests' too
+        callbacks = sum(isinstance(o, PeriodicCallback) for o in gc.get_objects())  # other tests' too
         for _ in range(30):
             cycle()
         gc.collect()
         after = len(gc.get_objects())
         assert len(pn.state._periodic.get(doc, [])) == 1
         assert sum(isinstance(o, PeriodicCallback) for o in gc.get_objects()) == callbacks
-        assert after - before < 300, (before, after)      # not per cycle: 30 cycles of a leak would be more
+        assert after - before < 300, (before, after)  # not per cycle: 30 cycles of a leak would be more
         assert not controls.animation.running and v.ex.t == 2
 
 
@@ -243,11 +259,11 @@ def test_tokens_read_as_text():
     the end of their line; one breaks the line, two or more end the paragraph (no line left holding a
     lone ⏎)."""
     from app.figure.text import line_break, token_html
+
     assert token_html(" de") == "<span class='sp'> </span>de" and token_html(" ") == "<span class='sp'> </span>"
     assert token_html("\n") == "⏎" and token_html("<a>") == "&lt;a&gt;"
     toks = ["a", "\n", "b", "\n", "\n", "-", " c"]
-    assert [line_break(toks, i) for i in range(len(toks))] == [
-        "", "<br>", "", "", "<span class='para'></span>", "", ""]
+    assert [line_break(toks, i) for i in range(len(toks))] == ["", "<br>", "", "", "<span class='para'></span>", "", ""]
     v = create_view("?t=64")
     html = v.text.layout.object
     text = "".join(v.ex.tokens())
@@ -257,11 +273,12 @@ def test_tokens_read_as_text():
 
 def test_the_lab_shows_nothing_empty_before_it_measures():
     from app.sections.lab.view import LAB_SAMPLES
+
     """Before "Medir": the lab says what it will do, and no empty plot or table takes room."""
     v = create_view("?lang=es")
     lab = v.sections[0]
     lab.card.collapsed = False
-    assert lab.built and f"{LAB_SAMPLES} medidas" in lab.intro.object          # what "Medir" will do
+    assert lab.built and f"{LAB_SAMPLES} medidas" in lab.intro.object  # what "Medir" will do
     assert not lab.fig.visible and not lab.plot.visible and lab.table.object == ""
 
 

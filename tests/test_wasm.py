@@ -4,6 +4,7 @@ Panel upgrade that renames, re-signs or changes one of them fails here, by name.
 panel.io.pyodide imports the modules only Pyodide has; tests/pyodide_stand_ins.py stands in for
 them (a Web Worker without a DOM). Everything else is the real Panel and the real app.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,6 +39,7 @@ CALLS = {
 def wasm():
     with pyodide_stand_ins():
         from app import wasm
+
         wasm.import_panel()
         yield wasm
 
@@ -46,6 +48,7 @@ def wasm():
 def page(wasm):
     """The app started for ?lang=en&t=5, as the worker starts it."""
     from panel.io.state import state
+
     # its own thread: a session-scoped browser fixture may already run an event loop in this one
     with ThreadPoolExecutor(1) as pool:
         started = pool.submit(asyncio.run, wasm.start("?lang=en&t=5")).result()
@@ -77,11 +80,11 @@ def test_private_api_exists_with_the_signature_wasm_uses(wasm, target):
 def test_start_inits_a_document_and_writes_its_json(wasm, page):
     """init_doc + create_app(query).servable() + write_doc: the JSON BokehJS embeds."""
     docs_json, render_items, root_ids = page["docs"]
-    (docid, doc), = docs_json.items()
+    ((docid, doc),) = docs_json.items()
     assert render_items[0]["docid"] == docid and list(render_items[0]["roots"]) == root_ids
     assert [r["id"] for r in doc["roots"]] == root_ids == [m.id for m in page["doc"].roots]
-    assert '"Step"' in json.dumps(doc)                      # English, as the query asks
-    assert page["doc"].callbacks.hold_value == "combine"    # init_doc holds events until the page links
+    assert '"Step"' in json.dumps(doc)  # English, as the query asks
+    assert page["doc"].callbacks.hold_value == "combine"  # init_doc holds events until the page links
 
 
 def test_link_releases_the_document(linked):
@@ -96,9 +99,15 @@ def test_page_click_reaches_the_app_and_its_redraw_reaches_the_page(wasm, linked
     """_convert_json_patch + apply_json_patch in, _link_docs_worker out."""
     step = next(b for b in bokeh_models(linked["doc"], "Button") if b.label == "Step")
     linked["sent"].clear()
-    click = {"kind": "MessageSent", "msg_type": "bokeh_event",
-             "msg_data": {"type": "event", "name": "button_click",
-                          "values": {"type": "map", "entries": [["model", {"id": step.id}]]}}}
+    click = {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {
+            "type": "event",
+            "name": "button_click",
+            "values": {"type": "map", "entries": [["model", {"id": step.id}]]},
+        },
+    }
     wasm.apply_patch(JsObject({"events": [click]}))
     sent = json.dumps(linked["sent"])
     assert "t = 6 / 64" in sent, sent[:500]
@@ -106,10 +115,11 @@ def test_page_click_reaches_the_app_and_its_redraw_reaches_the_page(wasm, linked
 
 def test_page_changes_are_applied_and_not_sent_back(wasm, linked):
     """apply_json_patch(setter="js") and _link_docs_worker(setter="js"): no echo to the page."""
-    seed = next(s for s in bokeh_models(linked["doc"], "Spinner") if s.value == 0)    # Ajustes avanzados
+    seed = next(s for s in bokeh_models(linked["doc"], "Spinner") if s.value == 0)  # Ajustes avanzados
     linked["sent"].clear()
-    wasm.apply_patch(JsObject({"events": [{"kind": "ModelChanged", "model": {"id": seed.id},
-                                           "attr": "value", "new": 7}]}))
+    wasm.apply_patch(
+        JsObject({"events": [{"kind": "ModelChanged", "model": {"id": seed.id}, "attr": "value", "new": 7}]})
+    )
     assert seed.value == 7
     assert seed.id not in json.dumps(linked["sent"])
 
@@ -117,6 +127,7 @@ def test_page_changes_are_applied_and_not_sent_back(wasm, linked):
 def test_prerender_builds_the_view_in_a_server_like_document(wasm):
     """MockSessionContext, set_curdoc, state._on_load, bundle_resources, Resources(mode='cdn')."""
     from app.figure.snapshot import render
+
     view, js, css = wasm.prerender("?lang=pt")
     assert "Avançar" in render(view)
     scripts = re.findall(r'<script[^>]*\bsrc="([^"]+)"', js)
@@ -131,4 +142,4 @@ def test_pyodide_version_is_the_one_the_lock_records(wasm):
 
 def test_source_modules_lists_what_was_imported_from_source(wasm):
     listed = json.loads(wasm.source_modules(json.dumps(["email.mime.text"])))
-    assert "email.mime.text" in listed and "sys" not in listed   # sys is built in: no .py
+    assert "email.mime.text" in listed and "sys" not in listed  # sys is built in: no .py

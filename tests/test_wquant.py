@@ -1,14 +1,34 @@
 """Quantized weights: the schemes' round trips and bounds, their bytes, their errors on the real
 checkpoint, and agreement and acceptance as defined (greedy acceptance is agreement)."""
+
 import math
 
 import numpy as np
 import pytest
 
-from model.wquant import (NF4, NF4_PUBLISHED, REFERENCE, SCHEMES, acceptance, activation_outliers,
-                          agreement, checkpoint_bytes, greedy_texts, held_out_ids, held_out_loss,
-                          matrix_errors, normal_cdf, normal_quantile, pack_nibbles, projections,
-                          quantize_matrix, quantized_model, territories, unpack_nibbles, weight_stats)
+from model.wquant import (
+    NF4,
+    NF4_PUBLISHED,
+    REFERENCE,
+    SCHEMES,
+    acceptance,
+    activation_outliers,
+    agreement,
+    checkpoint_bytes,
+    greedy_texts,
+    held_out_ids,
+    held_out_loss,
+    matrix_errors,
+    normal_cdf,
+    normal_quantile,
+    pack_nibbles,
+    projections,
+    quantize_matrix,
+    quantized_model,
+    territories,
+    unpack_nibbles,
+    weight_stats,
+)
 
 UNIFORM = [s for s in SCHEMES if s != "nf4"]
 
@@ -29,8 +49,13 @@ def int4_tensor(gpt):
 
 
 def test_normal_quantile_without_scipy():
-    known = {0.5: 0.0, 0.975: 1.959963984540054, 0.8413447460685429: 1.0, 0.001: -3.090232306167813,
-             1e-10: -6.361340902404056}
+    known = {
+        0.5: 0.0,
+        0.975: 1.959963984540054,
+        0.8413447460685429: 1.0,
+        0.001: -3.090232306167813,
+        1e-10: -6.361340902404056,
+    }
     for p, x in known.items():
         assert normal_quantile(p) == pytest.approx(x, abs=1e-12)
     for p in np.linspace(1e-6, 1 - 1e-6, 301):
@@ -42,14 +67,14 @@ def test_normal_quantile_without_scipy():
 
 def test_nf4_levels_are_the_published_ones():
     assert len(NF4) == 16 and NF4[0] == -1 and NF4[-1] == 1 and NF4[7] == 0 and (np.diff(NF4) > 0).all()
-    assert np.abs(NF4 - np.array(NF4_PUBLISHED)).max() < 2e-7                # float32 digits published
+    assert np.abs(NF4 - np.array(NF4_PUBLISHED)).max() < 2e-7  # float32 digits published
 
 
 def matrices(gpt):
     rng = np.random.default_rng(0)
     odd = rng.standard_t(3, size=(64, 64)) * 0.02
-    odd[:, 5] = 0.0                                                          # a dead unit: scale 0
-    odd[3, 7] = 1.5                                                          # one outlier weight
+    odd[:, 5] = 0.0  # a dead unit: scale 0
+    odd[3, 7] = 1.5  # one outlier weight
     return [gpt.params[n] for n in projections(gpt.config)] + [odd]
 
 
@@ -66,10 +91,10 @@ def test_uniform_round_trip_is_within_half_a_step(gpt, scheme):
         q = quantize_matrix(W, scheme)
         s = scale_per_weight(q)
         err = np.abs(W - q.dequantize())
-        assert (err <= s / 2 * (1 + 1e-9)).all() and (err > 0.45 * s).any()   # the bound, and it is tight
+        assert (err <= s / 2 * (1 + 1e-9)).all() and (err > 0.45 * s).any()  # the bound, and it is tight
         codes = q.values()
         assert codes.min() >= -qmax - 1 and codes.max() <= qmax and np.array_equal(codes, np.round(codes))
-        assert np.array_equal(q.dequantize(), codes * s)                        # W_hat = code x stored scale
+        assert np.array_equal(q.dequantize(), codes * s)  # W_hat = code x stored scale
         assert q.scales.dtype == np.float16 and (q.scales.astype(np.float64) >= 0).all()
 
 
@@ -79,18 +104,18 @@ def test_nf4_codes_and_values_are_on_the_grid(gpt):
         u = unpack_nibbles(q.codes, W.shape)
         assert u.max() <= 15 and np.array_equal(q.values(), NF4[u])
         s = scale_per_weight(q)
-        assert np.array_equal(q.dequantize(), NF4[u] * s)                      # every value a level x scale
-        assert (np.abs(W - q.dequantize()) <= 0.1519 * s * (1 + 1e-9)).all()     # half the widest gap
+        assert np.array_equal(q.dequantize(), NF4[u] * s)  # every value a level x scale
+        assert (np.abs(W - q.dequantize()) <= 0.1519 * s * (1 + 1e-9)).all()  # half the widest gap
         nearest = np.abs(np.divide(W, s, out=np.zeros(W.shape), where=s > 0)[..., None] - NF4).argmin(-1)
-        assert np.array_equal(u[s > 0], nearest[s > 0])                         # the nearest level
+        assert np.array_equal(u[s > 0], nearest[s > 0])  # the nearest level
 
 
 def test_per_row_scales_belong_to_output_units(gpt):
     """y = x @ W: output unit j is column j. Scaling it changes its scale alone, and its codes not."""
-    W = gpt.params["h0.mlp.w1"].copy()                                       # (64, 256)
+    W = gpt.params["h0.mlp.w1"].copy()  # (64, 256)
     q = quantize_matrix(W, "int8-row")
     assert q.scales.shape == (1, 256)
-    assert np.allclose(q.scales[0].astype(float), np.abs(W).max(axis=0) / 127, rtol=2 ** -10)
+    assert np.allclose(q.scales[0].astype(float), np.abs(W).max(axis=0) / 127, rtol=2**-10)
     W[:, 9] *= 8
     q2 = quantize_matrix(W, "int8-row")
     changed = np.flatnonzero(q2.scales[0] != q.scales[0])
@@ -105,7 +130,7 @@ def test_group_and_block_sizes(gpt):
     assert quantize_matrix(p["h0.attn.wq"], "nf4").scales.shape == (1, 64)
     assert quantize_matrix(p["h0.attn.wq"], "int4-tensor").scales.shape == (1, 1)
     W = p["h0.mlp.w2"].copy()
-    W[32:64, 3] *= 5                                                        # the second group of column 3
+    W[32:64, 3] *= 5  # the second group of column 3
     a, b = quantize_matrix(p["h0.mlp.w2"], "int8-group32"), quantize_matrix(W, "int8-group32")
     assert np.argwhere(a.scales != b.scales).tolist() == [[1, 3]]
     with pytest.raises(ValueError, match="do not divide the input width 48"):
@@ -122,12 +147,20 @@ def test_four_bits_pack_two_codes_a_byte():
 
 
 def test_bytes_and_bits_per_weight(gpt):
-    n = 98_304                                                              # the 12 projection matrices
+    n = 98_304  # the 12 projection matrices
     rest = (136_448 - n) * 4
-    assert checkpoint_bytes(gpt, REFERENCE) == {"projections": 4 * n, "rest": rest, "total": 545_792,
-                                                "bits_per_weight": 32.0}
-    scales = {"int8-tensor": 12, "int8-row": 2 * (4 * 64 + 256 + 64), "int8-group32": 2 * (4 * 2 * 64 + 2 * 256 + 8 * 64),
-              "nf4": 2 * (4 * 64 + 256 + 4 * 64)}
+    assert checkpoint_bytes(gpt, REFERENCE) == {
+        "projections": 4 * n,
+        "rest": rest,
+        "total": 545_792,
+        "bits_per_weight": 32.0,
+    }
+    scales = {
+        "int8-tensor": 12,
+        "int8-row": 2 * (4 * 64 + 256 + 64),
+        "int8-group32": 2 * (4 * 2 * 64 + 2 * 256 + 8 * 64),
+        "nf4": 2 * (4 * 64 + 256 + 4 * 64),
+    }
     for scheme, n_scales in scales.items():
         code_bytes = n if SCHEMES[scheme].bits == 8 else n // 2
         b = checkpoint_bytes(gpt, scheme)
@@ -174,10 +207,10 @@ def test_agreement_as_defined(gpt, int4_tensor, prompts, texts):
     own = agreement(gpt, texts, [len(p) for p in prompts])
     assert own["agree"] == own["total"] == 3 * 40 and own["rate"] == 1.0
     a = agreement(int4_tensor, texts, [len(p) for p in prompts])
-    for text, P, mask in zip(texts, prompts, a["masks"]):                     # position by position, with the cache
-        _, cache = int4_tensor.llenar(text[:len(P) - 1])
-        choices = [int(np.argmax(int4_tensor.avanzar(t, cache))) for t in text[len(P) - 1:-1]]
-        assert mask.tolist() == [c == t for c, t in zip(choices, text[len(P):])]
+    for text, P, mask in zip(texts, prompts, a["masks"]):  # position by position, with the cache
+        _, cache = int4_tensor.llenar(text[: len(P) - 1])
+        choices = [int(np.argmax(int4_tensor.avanzar(t, cache))) for t in text[len(P) - 1 : -1]]
+        assert mask.tolist() == [c == t for c, t in zip(choices, text[len(P) :])]
     assert 0.5 < a["rate"] < 1.0 and a["agree"] == sum(int(m.sum()) for m in a["masks"])
 
 
@@ -185,11 +218,11 @@ def test_agreement_as_defined(gpt, int4_tensor, prompts, texts):
 def test_greedy_acceptance_is_agreement_where_tested(gpt, int4_tensor, prompts, texts, k):
     agree = agreement(int4_tensor, texts, [len(p) for p in prompts])
     acc = acceptance(gpt, int4_tensor, prompts, 40, k=k)
-    assert acc["texts"] == texts                                             # the full model's greedy text
+    assert acc["texts"] == texts  # the full model's greedy text
     for i, position, accepted in acc["tests"]:
         assert accepted == agree["masks"][i][position - len(prompts[i])]
     assert 0 < acc["accepted"] < acc["tested"] and acc["alpha"] == acc["accepted"] / acc["tested"]
-    if k == 1:                                      # one draft a round (none in a prompt's last round, maybe)
+    if k == 1:  # one draft a round (none in a prompt's last round, maybe)
         assert acc["rounds"] - len(prompts) <= acc["tested"] <= acc["rounds"]
     itself = acceptance(gpt, gpt, prompts, 40, k=k)
     assert itself["alpha"] == 1.0
@@ -198,9 +231,10 @@ def test_greedy_acceptance_is_agreement_where_tested(gpt, int4_tensor, prompts, 
 def test_held_out_loss_is_what_metrics_json_records(gpt, corpus_text, int4_tensor):
     from model.checkpoint import load_metrics
     from model.train import all_windows, loss_and_grads
+
     held = held_out_ids(gpt.tokenizer, corpus_text)
     assert len(held) == 6300
-    assert held_out_loss(gpt, held) == pytest.approx(load_metrics()["held_out_loss"], abs=1e-4)   # 3.5405
+    assert held_out_loss(gpt, held) == pytest.approx(load_metrics()["held_out_loss"], abs=1e-4)  # 3.5405
     two = held_out_loss(gpt, held, n_windows=2)
     assert two == pytest.approx(loss_and_grads(gpt.params, gpt.config, all_windows(held, 65)[:2], False)[0])
     assert held_out_loss(int4_tensor, held, n_windows=8) > held_out_loss(gpt, held, n_windows=8) + 0.02

@@ -7,6 +7,7 @@ the page's language, reports `prefers-reduced-motion`, and listens to the keyboa
 key the focused control needs itself (typing in a field, Space on a button, arrows on a radio
 or a slider). Works the same under `panel serve` and Pyodide.
 """
+
 from __future__ import annotations
 
 import panel as pn
@@ -37,10 +38,13 @@ class A11y(ReactiveHTML):
     command = param.String(default="", doc="Last keyboard command, as 'name:time:random'.")
     reduced_motion = param.Boolean(default=False, doc="The reader prefers reduced motion.")
     lang = param.String(default="es", doc="The page's language, on <html lang> (screen readers' voice).")
-    page_state = param.Dict(default={}, doc="query: the URL query of the current state (a reload keeps it); "
-                                            "weights: a checksum of the model's weights (tests).")
+    page_state = param.Dict(
+        default={},
+        doc="query: the URL query of the current state (a reload keeps it); "
+        "weights: a checksum of the model's weights (tests).",
+    )
 
-    _from_browser = ("command", "reduced_motion")     # app/intake.py
+    _from_browser = ("command", "reduced_motion")  # app/intake.py
     _template = template("a11y")
     _scripts = scripts("a11y")
     _stylesheets = [A11Y_CSS]

@@ -5,6 +5,7 @@ numbro format, and their input filter refuses any character but digits and one d
 point: they cannot show «4,125» or «7 000 000 000» and still be edited. So a number is a
 TextInput: app/i18n's plain_number() writes it, parse_number() reads it.
 """
+
 from __future__ import annotations
 
 import panel as pn
@@ -41,5 +42,8 @@ class NumberField:
 
     def expected(self, t, lang: str) -> str:
         """What the field takes, in words: 'un número entero de 1 a 512'."""
-        return t("ctx_expect_int" if self.integer else "ctx_expect_num",
-                 lo=plain_number(self.lo, lang), hi=plain_number(self.hi, lang))
+        return t(
+            "ctx_expect_int" if self.integer else "ctx_expect_num",
+            lo=plain_number(self.lo, lang),
+            hi=plain_number(self.hi, lang),
+        )

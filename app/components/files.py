@@ -7,6 +7,7 @@
 A scripts file holds one Panel ReactiveHTML script per section, each opened by a line
 `// @script NAME`; the text before the first marker is a comment for the reader.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,6 +27,7 @@ def template(name: str) -> str:
 def stylesheet(name: str) -> str:
     """A component's stylesheet, after the palette's roles (--kv-*: app/style), which it reads."""
     from ..style import palette_css
+
     return palette_css() + read(f"{name}.css")
 
 
@@ -34,7 +36,7 @@ def scripts(name: str) -> dict[str, str]:
     current = None
     for line in read(f"{name}.js").splitlines():
         if line.startswith(MARKER):
-            current = line[len(MARKER):].strip()
+            current = line[len(MARKER) :].strip()
             out[current] = []
         elif current is not None:
             out[current].append(line)

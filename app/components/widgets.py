@@ -6,6 +6,7 @@ files app/components/disclosure.*, app/components/range.* and app/components/wid
   `title`, `objects`), so code written for a card works with it.
 - `RangeInput`: a native range input named by its label, linked both ways to a parameter.
 """
+
 from __future__ import annotations
 
 import panel as pn
@@ -18,12 +19,15 @@ WIDGETS_CSS = stylesheet("widgets")
 
 
 class DisclosureButton(ReactiveHTML):
-    expanded = param.Boolean(default=False, doc="Set by Python once the section is open (and built): then "
-                                                "aria-expanded says so, with the content there to read.")
-    presses = param.Integer(default=0, bounds=(0, 2 ** 31), doc="The reader pressed the button (click, Enter or Space).")
+    expanded = param.Boolean(
+        default=False,
+        doc="Set by Python once the section is open (and built): then "
+        "aria-expanded says so, with the content there to read.",
+    )
+    presses = param.Integer(default=0, bounds=(0, 2**31), doc="The reader pressed the button (click, Enter or Space).")
     label = param.String(default="")
 
-    _from_browser = ("presses",)        # app/intake.py: the only parameter a browser may set
+    _from_browser = ("presses",)  # app/intake.py: the only parameter a browser may set
     _template = template("disclosure")
     _scripts = scripts("disclosure")
     _stylesheets = [WIDGETS_CSS]
@@ -36,10 +40,20 @@ class Disclosure(pn.viewable.Viewer):
     def __init__(self, *objects, margin=(6, 0), **params):
         super().__init__(**params)
         self.button = DisclosureButton(expanded=not self.collapsed, sizing_mode="stretch_width", margin=0)
-        self.body = pn.Column(*objects, visible=not self.collapsed, sizing_mode="stretch_width",
-                              margin=0, css_classes=["kv-disclosure-body"],
-                              styles={"border": "1px solid var(--kv-button-line)", "border-top": "0", "padding": "6px 10px",
-                                      "border-radius": "0 0 6px 6px", "box-sizing": "border-box"})
+        self.body = pn.Column(
+            *objects,
+            visible=not self.collapsed,
+            sizing_mode="stretch_width",
+            margin=0,
+            css_classes=["kv-disclosure-body"],
+            styles={
+                "border": "1px solid var(--kv-button-line)",
+                "border-top": "0",
+                "padding": "6px 10px",
+                "border-radius": "0 0 6px 6px",
+                "box-sizing": "border-box",
+            },
+        )
         self.layout = pn.Column(self.button, self.body, sizing_mode="stretch_width", margin=margin)
         self.button.param.watch(lambda _e: setattr(self, "collapsed", not self.collapsed), "presses")
         # after every other watcher (a section builds its content in one): aria-expanded comes last
@@ -77,7 +91,7 @@ class RangeInput(ReactiveHTML):
     _stylesheets = [WIDGETS_CSS]
 
     @classmethod
-    def linked(cls, parameter, digits: int = 0, **kw) -> "RangeInput":
+    def linked(cls, parameter, digits: int = 0, **kw) -> RangeInput:
         """A range over a numeric parameter's bounds and step, linked both ways to it. The widget's
         value takes the parameter's bounds too: what a browser sends beyond them is refused
         (app/intake.py), from the same declaration that draws the slider."""

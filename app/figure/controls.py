@@ -1,5 +1,6 @@
 """The figure's controls: step, animate, reset, the mode switch and the speed (with the keyboard and
 the live region), and the advanced settings (language, seed, top-p, the link to this state)."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -25,8 +26,9 @@ class Controls(Part):
         self.step_button = pn.widgets.Button(color="primary", width=130)
         self.play_button = pn.widgets.Toggle(color="default", width=130)
         self.reset_button = pn.widgets.Button(color="default", width=130)
-        self.mode_switch = linked(pn.widgets.RadioButtonGroup, settings.param.mode, width=280,
-                                  stylesheets=[MODE_SWITCH_CSS])
+        self.mode_switch = linked(
+            pn.widgets.RadioButtonGroup, settings.param.mode, width=280, stylesheets=[MODE_SWITCH_CSS]
+        )
         self.speed = RangeInput.linked(settings.param.speed, width=220)
         self.step_button.on_click(lambda _e: self.do("step"))
         self.reset_button.on_click(lambda _e: self.do("reset"))
@@ -34,8 +36,16 @@ class Controls(Part):
         settings.param.watch(self._mode_said, "mode")
         settings.param.watch(lambda _e: self.animation.retime(), "speed")
         self.a11y.param.watch(lambda e: self.do(e.new.split(":")[0]), "command")
-        self.layout = pn.FlexBox(self.step_button, self.play_button, self.reset_button, self.mode_switch,
-                                 self.speed, align_items="center", gap="8px", sizing_mode="stretch_width")
+        self.layout = pn.FlexBox(
+            self.step_button,
+            self.play_button,
+            self.reset_button,
+            self.mode_switch,
+            self.speed,
+            align_items="center",
+            gap="8px",
+            sizing_mode="stretch_width",
+        )
 
     def relabel(self):
         t = self.t
@@ -56,9 +66,9 @@ class Controls(Part):
             self.play_button.value = not self.play_button.value
 
     def step(self):
-        if not self.session.step():               # the error: the animation stops there
+        if not self.session.step():  # the error: the animation stops there
             self.set_playing(False)
-        defer(self.session.measure_clock)         # the clock, once the step is on the page
+        defer(self.session.measure_clock)  # the clock, once the step is on the page
         ex = self.ex
         if ex.error:
             e = ex.error
@@ -66,8 +76,14 @@ class Controls(Part):
         else:
             mode = self.t("mode_cache" if self.session.settings.mode == CACHE else "mode_full")
             c = ex.costs()
-            self.a11y.message = self.t("live_step", t=ex.t, n=self.n, tok=show_token(ex.tokens()[-1]), mode=mode,
-                                       c=num(c["cached" if self.session.settings.mode == CACHE else "full"], self.lang))
+            self.a11y.message = self.t(
+                "live_step",
+                t=ex.t,
+                n=self.n,
+                tok=show_token(ex.tokens()[-1]),
+                mode=mode,
+                c=num(c["cached" if self.session.settings.mode == CACHE else "full"], self.lang),
+            )
 
     def reset(self):
         self.set_playing(False)
@@ -80,9 +96,9 @@ class Controls(Part):
     # -- animation (Animation) ------------------------------------------------------------------
     def set_playing(self, playing: bool):
         if self.play_button.value != playing:
-            self.play_button.value = playing      # the watcher calls back here
+            self.play_button.value = playing  # the watcher calls back here
             return
-        if playing and self.ex.error:             # nothing to animate until Reset
+        if playing and self.ex.error:  # nothing to animate until Reset
             self.play_button.value = False
             return
         self.play_button.name = self.t("pause") if playing else self.t("play")
@@ -99,7 +115,7 @@ class Controls(Part):
 class AdvancedSettings(Part):
     """Language, seed and top-p; a link to the current state; the keyboard's help."""
 
-    LANGUAGES = {name: lang for lang, name in language_names().items()}     # a catalog each (app/i18n)
+    LANGUAGES = {name: lang for lang, name in language_names().items()}  # a catalog each (app/i18n)
 
     def build(self):
         settings = self.session.settings
@@ -107,8 +123,7 @@ class AdvancedSettings(Part):
         self.seed = linked(pn.widgets.IntInput, settings.param.seed, width=140)
         self.top_p = RangeInput.linked(settings.param.top_p, digits=2, width=220)
         self.share, self.keys = html_pane(), html_pane()
-        self.layout = Disclosure(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"), self.share,
-                                 self.keys)
+        self.layout = Disclosure(pn.FlexBox(self.lang_select, self.seed, self.top_p, gap="12px"), self.share, self.keys)
         self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
 
     def relabel(self):
@@ -122,5 +137,7 @@ class AdvancedSettings(Part):
         if self.layout.collapsed:
             return
         query = esc(self.session.settings.query())
-        self.share.object = (f"<p>{esc(self.t('share'))}: <a href='{query}' target='_blank' rel='noopener' "
-                             f"data-testid='share'>{query}</a></p>")
+        self.share.object = (
+            f"<p>{esc(self.t('share'))}: <a href='{query}' target='_blank' rel='noopener' "
+            f"data-testid='share'>{query}</a></p>"
+        )

@@ -6,6 +6,7 @@ text.py (title, notices, the text, the error), plots.py (cache grid, what the qu
 clock), readouts.py (the numbers, the data table, the page's state), controls.py (the buttons, the
 advanced settings); app/page.py puts them together.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -62,6 +63,7 @@ async def off_the_loop(fn):
         return fn()
     if _MEASURER is None:
         from concurrent.futures import ThreadPoolExecutor
+
         _MEASURER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kv-measure")
     return await asyncio.get_running_loop().run_in_executor(_MEASURER, fn)
 
@@ -162,4 +164,4 @@ class Animation:
 
     def retime(self):
         if self._callback is not None:
-            self._callback.period = self.period()    # a running callback restarts with it
+            self._callback.period = self.period()  # a running callback restarts with it

@@ -3,11 +3,12 @@
 - `CacheGrid`: the cache, one column per position, one row per stored matrix (K and V of
   every layer), each cell the real vector in colour; what this step computed and read.
 - `CostBars`: the multiplications of every token, with the cache and without it.
-- `ClockPlot`: the time each step took, measured here.
+- `ClockPlot` (app/figure/clock_plot.py): the time each step took, measured here.
 
 Each figure is built once; a redraw sends the browser only what changed (new columns, the
 cells whose state changed, new bars and points), which keeps a step under 50 ms in Pyodide.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,22 +16,36 @@ import math
 import numpy as np
 import panel as pn
 from bokeh.core.properties import value as bk_value
-from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Image, Legend, LegendItem, LinearColorMapper,
-                          LogColorMapper, MultiLine, Range1d, Rect, Scatter, Span, VBar)
+from bokeh.models import (
+    ColumnDataSource,
+    FixedTicker,
+    HoverTool,
+    Image,
+    Legend,
+    LegendItem,
+    LinearColorMapper,
+    LogColorMapper,
+    MultiLine,
+    Range1d,
+    Rect,
+    Scatter,
+    Span,
+    VBar,
+)
 from bokeh.palettes import Blues9
 
 from model import cost
 
 from ..i18n import num, sci
-from .parts import Part, esc, html_pane
-from ..state.settings import CACHE, FULL
 from ..state.explorer import COMPUTED, FUTURE, READ
+from ..state.settings import CACHE, FULL
 from ..style import CELL_PALETTE, GREEN, GREY, INK, PALETTE, position_figure, show_token
+from .parts import Part, esc, html_pane
 
-BAND = 1.0            # height of one row of the grid, in data units
-FILL = 0.84           # part of it the cells fill
+BAND = 1.0  # height of one row of the grid, in data units
+FILL = 0.84  # part of it the cells fill
 CELL_STYLE = {FUTURE: (PALETTE["line"], 0.5), READ: (PALETTE["untested"], 0.5), COMPUTED: (INK, 2.2)}
-OUTLINE = 2.2         # the computed columns' outline
+OUTLINE = 2.2  # the computed columns' outline
 
 
 def cell_style(state: int, single: bool) -> tuple[str, float]:
@@ -51,7 +66,7 @@ def kv_width(cfg) -> int:
     return cfg.n_kv_heads * cfg.d_head
 
 
-ROW_KEY = {"k": "row_k", "v": "row_v"}       # a grid row's label, by its kind
+ROW_KEY = {"k": "row_k", "v": "row_v"}  # a grid row's label, by its kind
 
 
 def grid_rows(cfg) -> list[tuple[int, str]]:
@@ -64,13 +79,21 @@ class CacheGrid(Part):
         self.rows = grid_rows(self.ex.cfg)
         self.heading, self.note, self.prefill = html_pane(), html_pane(), html_pane(visible=False)
         self.figure = self.make_figure()
-        self.layout = pn.Column(self.heading, self.prefill, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
-                                self.note, sizing_mode="stretch_width", margin=0)
+        self.layout = pn.Column(
+            self.heading,
+            self.prefill,
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+            self.note,
+            sizing_mode="stretch_width",
+            margin=0,
+        )
 
     def rebuild(self):
         """Another model: its cache holds H_kv d_k numbers per position and layer."""
-        self.images.data = {**self.images.data, "image": [np.full((kv_width(self.ex.cfg), self.n), np.nan,
-                                                                  dtype=np.float32) for _ in self.rows]}
+        self.images.data = {
+            **self.images.data,
+            "image": [np.full((kv_width(self.ex.cfg), self.n), np.nan, dtype=np.float32) for _ in self.rows],
+        }
         self.relabel()
 
     def band_y(self, i: int) -> float:
@@ -81,29 +104,69 @@ class CacheGrid(Part):
         n, rows = self.n, self.rows
         ys = [self.band_y(i) for i in range(len(rows))]
         # values are shown divided by their row's fixed scale (Explorer.kv_scale); NaN: not computed
-        self.images = ColumnDataSource({
-            "image": [np.full((kv_width(self.ex.cfg), n), np.nan, dtype=np.float32) for _ in rows],
-            "x": [0.5] * len(rows), "y": [y - FILL / 2 for y in ys], "dw": [n] * len(rows), "dh": [FILL] * len(rows)})
+        self.images = ColumnDataSource(
+            {
+                "image": [np.full((kv_width(self.ex.cfg), n), np.nan, dtype=np.float32) for _ in rows],
+                "x": [0.5] * len(rows),
+                "y": [y - FILL / 2 for y in ys],
+                "dw": [n] * len(rows),
+                "dh": [FILL] * len(rows),
+            }
+        )
         size = len(rows) * n
-        self.cells = ColumnDataSource({
-            "x": [p for _ in rows for p in range(1, n + 1)], "y": [y for y in ys for _ in range(n)],
-            "pos": [p for _ in rows for p in range(1, n + 1)], "row": [""] * size, "tok": [""] * size,
-            "state": [""] * size, "values": [""] * size, "line": [PALETTE["line"]] * size, "width": [0.5] * size})
+        self.cells = ColumnDataSource(
+            {
+                "x": [p for _ in rows for p in range(1, n + 1)],
+                "y": [y for y in ys for _ in range(n)],
+                "pos": [p for _ in rows for p in range(1, n + 1)],
+                "row": [""] * size,
+                "tok": [""] * size,
+                "state": [""] * size,
+                "values": [""] * size,
+                "line": [PALETTE["line"]] * size,
+                "width": [0.5] * size,
+            }
+        )
         self.marks = ColumnDataSource({"x": [], "y": []})
-        self.block = ColumnDataSource({"x": [], "y": [], "w": []})          # one outline per row
-        self.bracket = ColumnDataSource({"xs": [], "ys": []})                # over the block
+        self.block = ColumnDataSource({"x": [], "y": [], "w": []})  # one outline per row
+        self.bracket = ColumnDataSource({"xs": [], "ys": []})  # over the block
         self.future = ColumnDataSource({"x": [n + 1] * len(rows), "y": ys, "w": [0] * len(rows)})
         f = position_figure(n, 230, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
-        f.add_glyph(self.images, Image(image="image", x="x", y="y", dw="dw", dh="dh", color_mapper=LinearColorMapper(
-            palette=CELL_PALETTE, low=-1, high=1, nan_color=(0, 0, 0, 0))))
+        f.add_glyph(
+            self.images,
+            Image(
+                image="image",
+                x="x",
+                y="y",
+                dw="dw",
+                dh="dh",
+                color_mapper=LinearColorMapper(palette=CELL_PALETTE, low=-1, high=1, nan_color=(0, 0, 0, 0)),
+            ),
+        )
         # not yet computed: one hatched band per row over the future columns (one pattern each, cheap
         # to draw; a hatch per cell made every redraw ~70 ms slower)
-        f.add_glyph(self.future, Rect(x="x", y="y", width="w", height=FILL, fill_color=PALETTE["grid-empty"], line_color=PALETTE["line"],
-                                      hatch_pattern="/", hatch_color=PALETTE["faint"], hatch_alpha=0.35, hatch_scale=6))
-        r = f.add_glyph(self.cells, Rect(x="x", y="y", width=0.92, height=FILL, fill_alpha=0.0, line_color="line",
-                                         line_width="width"))
-        f.add_glyph(self.block, Rect(x="x", y="y", width="w", height=FILL, fill_alpha=0.0, line_color=INK,
-                                     line_width=OUTLINE))
+        f.add_glyph(
+            self.future,
+            Rect(
+                x="x",
+                y="y",
+                width="w",
+                height=FILL,
+                fill_color=PALETTE["grid-empty"],
+                line_color=PALETTE["line"],
+                hatch_pattern="/",
+                hatch_color=PALETTE["faint"],
+                hatch_alpha=0.35,
+                hatch_scale=6,
+            ),
+        )
+        r = f.add_glyph(
+            self.cells,
+            Rect(x="x", y="y", width=0.92, height=FILL, fill_alpha=0.0, line_color="line", line_width="width"),
+        )
+        f.add_glyph(
+            self.block, Rect(x="x", y="y", width="w", height=FILL, fill_alpha=0.0, line_color=INK, line_width=OUTLINE)
+        )
         f.add_glyph(self.marks, Scatter(x="x", y="y", marker="triangle", size=9, fill_color=INK, line_color=INK))
         f.add_glyph(self.bracket, MultiLine(xs="xs", ys="ys", line_color=INK, line_width=2))
         f.add_tools(HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values"))
@@ -114,21 +177,25 @@ class CacheGrid(Part):
         self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
         cfg = self.ex.cfg
         shared = self.t("grid_shared", n=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
-        self.note.object = (f"<p class='legend-inline'>{esc(self.t('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
-                            f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>")
-        self.prefill.object = (f"<p class='legend-inline' data-testid='prefill'>"
-                               f"{esc(self.t('grid_prefill', n=self.ex.n_prompt))}</p>")
+        self.note.object = (
+            f"<p class='legend-inline'>{esc(self.t('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
+            f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>"
+        )
+        self.prefill.object = (
+            f"<p class='legend-inline' data-testid='prefill'>{esc(self.t('grid_prefill', n=self.ex.n_prompt))}</p>"
+        )
         self.figure.xaxis.axis_label = self.t("grid_x")
         self.figure.yaxis.major_label_overrides = {
-            self.band_y(i): self.t(ROW_KEY[kind], l=layer + 1) for i, (layer, kind) in enumerate(self.rows)}
-        self.drawn = {"ids": [], "cells": {}}        # hover texts are in the language: send them all again
+            self.band_y(i): self.t(ROW_KEY[kind], l=layer + 1) for i, (layer, kind) in enumerate(self.rows)
+        }
+        self.drawn = {"ids": [], "cells": {}}  # hover texts are in the language: send them all again
         self.redraw()
 
     def redraw(self):
         known = self.draw_numbers()
         self.draw_cells(known)
         self.draw_future_and_marks()
-        in_prefill = self.ex.t <= self.ex.n_prompt         # the prompt's columns: one pass, llenar
+        in_prefill = self.ex.t <= self.ex.n_prompt  # the prompt's columns: one pass, llenar
         if self.prefill.visible != in_prefill:
             self.prefill.visible = in_prefill
 
@@ -142,17 +209,23 @@ class CacheGrid(Part):
         many positions the browser already had (0: a new text)."""
         ex, n, d = self.ex, self.n, kv_width(self.ex.cfg)
         drawn = self.drawn["ids"]
-        known = len(drawn) if drawn == ex.ids[:len(drawn)] else 0
+        known = len(drawn) if drawn == ex.ids[: len(drawn)] else 0
         if known == 0:
             images = []
             for layer, kind in self.rows:
                 img = np.full((d, n), np.nan, dtype=np.float32)
-                img[:, :ex.t] = self.scaled(layer, kind)
+                img[:, : ex.t] = self.scaled(layer, kind)
                 images.append(img)
             self.images.data["image"] = images
         elif ex.t > known:
-            self.images.patch({"image": [((i, slice(0, d), slice(known, ex.t)), self.scaled(layer, kind, known).ravel())
-                                         for i, (layer, kind) in enumerate(self.rows)]})
+            self.images.patch(
+                {
+                    "image": [
+                        ((i, slice(0, d), slice(known, ex.t)), self.scaled(layer, kind, known).ravel())
+                        for i, (layer, kind) in enumerate(self.rows)
+                    ]
+                }
+            )
         self.drawn["ids"] = list(ex.ids)
         return known
 
@@ -178,15 +251,16 @@ class CacheGrid(Part):
         ex, n, cells = self.ex, self.n, self.drawn["cells"]
         states = ex.cell_states()
         vecs = [ex.vectors(layer, kind) for layer, kind in self.rows]
-        prefill = ex.t <= ex.n_prompt                    # the prompt's columns say "in the prefill"
+        prefill = ex.t <= ex.n_prompt  # the prompt's columns say "in the prefill"
         single = computed_block(states) is None
-        everything = (not cells or known == 0 or self.drawn.get("prefill") != prefill
-                      or self.drawn.get("single") != single)
+        everything = (
+            not cells or known == 0 or self.drawn.get("prefill") != prefill or self.drawn.get("single") != single
+        )
         self.drawn["prefill"], self.drawn["single"] = prefill, single
         patch = {k: [] for k in ("row", "tok", "state", "values", "line", "width")}
         for p in range(n):
             if not everything and cells[0, p][0] == states[p] and (p < known or states[p] == FUTURE):
-                continue                                 # same token, same numbers, same state
+                continue  # same token, same numbers, same state
             for i in range(len(self.rows)):
                 cell = self.cell(i, p, states, vecs)
                 cell += cell_style(cell[0], single)
@@ -209,12 +283,18 @@ class CacheGrid(Part):
         if computed != list(self.marks.data["x"]):
             self.marks.data = {"x": computed, "y": [top] * len(computed)}
         a, b = (block[0] - 0.5, block[1] + 0.5) if block else (0, 0)
-        spans = {"x": [(a + b) / 2] * rows, "y": self.future.data["y"], "w": [b - a] * rows} if block else \
-            {"x": [], "y": [], "w": []}
+        spans = (
+            {"x": [(a + b) / 2] * rows, "y": self.future.data["y"], "w": [b - a] * rows}
+            if block
+            else {"x": [], "y": [], "w": []}
+        )
         if spans["w"] != list(self.block.data["w"]):
             self.block.data = spans
-            self.bracket.data = ({"xs": [[a + 0.1, a + 0.1, b - 0.1, b - 0.1]], "ys": [[top - 0.1, top, top, top - 0.1]]}
-                                 if block else {"xs": [], "ys": []})
+            self.bracket.data = (
+                {"xs": [[a + 0.1, a + 0.1, b - 0.1, b - 0.1]], "ys": [[top - 0.1, top, top, top - 0.1]]}
+                if block
+                else {"xs": [], "ys": []}
+            )
 
 
 class QueryReads(Part):
@@ -228,22 +308,43 @@ class QueryReads(Part):
         self.heading, self.proof = html_pane(), html_pane()
         self.image = ColumnDataSource({"image": [np.full((len(self.rows), self.n), np.nan, dtype=np.float32)]})
         f = position_figure(self.n, 40 + 14 * len(self.rows), y_range=Range1d(0, len(self.rows)))
-        r = f.add_glyph(self.image, Image(image="image", x=0.5, y=0, dw=self.n, dh=len(self.rows), color_mapper=LogColorMapper(
-            palette=list(reversed(Blues9)), low=1e-3, high=1.0, low_color=PALETTE["surface"], nan_color=(0, 0, 0, 0))))
+        r = f.add_glyph(
+            self.image,
+            Image(
+                image="image",
+                x=0.5,
+                y=0,
+                dw=self.n,
+                dh=len(self.rows),
+                color_mapper=LogColorMapper(
+                    palette=list(reversed(Blues9)),
+                    low=1e-3,
+                    high=1.0,
+                    low_color=PALETTE["surface"],
+                    nan_color=(0, 0, 0, 0),
+                ),
+            ),
+        )
         self.hover = HoverTool(renderers=[r], tooltips="")
         f.add_tools(self.hover)
         f.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(len(self.rows))])
         f.css_classes = ["kv-reads"]
         self.figure = f
-        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.proof,
-                                sizing_mode="stretch_width", margin=0)
+        self.layout = pn.Column(
+            self.heading,
+            pn.pane.Bokeh(f, sizing_mode="stretch_width"),
+            self.proof,
+            sizing_mode="stretch_width",
+            margin=0,
+        )
 
     def relabel(self):
         t, f = self.t, self.figure
         self.heading.object = f"<h3>{esc(t('reads_title'))}</h3><p class='legend-inline'>{esc(t('reads_note'))}</p>"
         f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("reads_y")
-        f.yaxis.major_label_overrides = {i + 0.5: f"{layer + 1}·{head + 1}"
-                                         for i, (layer, head) in enumerate(reversed(self.rows))}
+        f.yaxis.major_label_overrides = {
+            i + 0.5: f"{layer + 1}·{head + 1}" for i, (layer, head) in enumerate(reversed(self.rows))
+        }
         self.hover.tooltips = [(t("grid_x"), "$x{0}"), (t("reads_weight"), "@image{0.0000}")]
         self.redraw()
 
@@ -253,7 +354,7 @@ class QueryReads(Part):
         ex = self.ex
         img = np.full((len(self.rows), self.n), np.nan, dtype=np.float32)
         for i, (layer, head) in enumerate(self.rows):
-            img[len(self.rows) - 1 - i, :ex.t] = ex.reads[layer][head]
+            img[len(self.rows) - 1 - i, : ex.t] = ex.reads[layer][head]
         return img
 
     def redraw(self):
@@ -308,12 +409,34 @@ class CostBars(Part):
         pos = np.arange(1, n + 1)
         self.scales = BarScales(ex)
         self.heading, self.note = html_pane(), html_pane()
-        self.bars = ColumnDataSource({"pos": pos, "c": np.zeros(n), "tc": np.zeros(n), "c_text": [""] * n,
-                                      "tc_text": [""] * n, "ratio": [f"{p}×" for p in pos]})
+        self.bars = ColumnDataSource(
+            {
+                "pos": pos,
+                "c": np.zeros(n),
+                "tc": np.zeros(n),
+                "c_text": [""] * n,
+                "tc_text": [""] * n,
+                "ratio": [f"{p}×" for p in pos],
+            }
+        )
         f = position_figure(n, 260, y_range=Range1d(0, self.scales.cached), grid="y")
-        self.full = f.add_glyph(self.bars, VBar(x="pos", top="tc", width=0.8, fill_color=GREY, line_color=GREY,
-                                                hatch_pattern="/", hatch_color="white", hatch_alpha=0.6), visible=False)
-        self.cached = f.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color=PALETTE["cache-deep"]))
+        self.full = f.add_glyph(
+            self.bars,
+            VBar(
+                x="pos",
+                top="tc",
+                width=0.8,
+                fill_color=GREY,
+                line_color=GREY,
+                hatch_pattern="/",
+                hatch_color="white",
+                hatch_alpha=0.6,
+            ),
+            visible=False,
+        )
+        self.cached = f.add_glyph(
+            self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color=PALETTE["cache-deep"])
+        )
         self.legend = [LegendItem(label="", renderers=[self.cached]), LegendItem(label="", renderers=[self.full])]
         self.legend_box = Legend(items=self.legend[:1], location="top_left", background_fill_alpha=0.85)
         f.add_layout(self.legend_box)
@@ -321,14 +444,20 @@ class CostBars(Part):
         f.add_tools(self.hover)
         self.now = Span(location=2, dimension="height", line_color=INK, line_dash="dashed", line_width=1)
         f.add_layout(self.now)
-        f.css_classes = ["kv-bars"]                                  # for tests and styles
+        f.css_classes = ["kv-bars"]  # for tests and styles
         self.figure, self.strip = f, None
         # the strip is made when the ramp is first revealed (fewer models to build and render at start)
         self.strip_pane = pn.Column(sizing_mode="stretch_width", margin=0, visible=False)
-        self.strip_head = html_pane(visible=False, margin=(0, 10))   # the strip's legend, as text that wraps
-        self.layout = pn.Column(self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width"), self.strip_head,
-                                self.strip_pane,
-                                self.note, sizing_mode="stretch_width", margin=0)
+        self.strip_head = html_pane(visible=False, margin=(0, 10))  # the strip's legend, as text that wraps
+        self.layout = pn.Column(
+            self.heading,
+            pn.pane.Bokeh(f, sizing_mode="stretch_width"),
+            self.strip_head,
+            self.strip_pane,
+            self.note,
+            sizing_mode="stretch_width",
+            margin=0,
+        )
 
     def rebuild(self):
         """Another model: other costs, other scales."""
@@ -350,8 +479,10 @@ class CostBars(Part):
     def relabel_strip(self):
         values, labels = self.scales.ticks(self.scales.cached, self.lang)
         self.strip.yaxis.ticker, self.strip.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
-        self.strip_head.object = (f"<p class='legend-inline'><span class='swatch cached'></span> "
-                                  f"{esc(self.t('bars_zoom', zoom=num(self.scales.zoom, self.lang)))}</p>")
+        self.strip_head.object = (
+            f"<p class='legend-inline'><span class='swatch cached'></span> "
+            f"{esc(self.t('bars_zoom', zoom=num(self.scales.zoom, self.lang)))}</p>"
+        )
 
     def relabel(self):
         t, f, lang, ex = self.t, self.figure, self.lang, self.ex
@@ -362,23 +493,30 @@ class CostBars(Part):
         values, labels = self.scales.ticks(self.scales.cached, lang)
         f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
         self.legend[0].label, self.legend[1].label = bk_value(t("bars_cached")), bk_value(t("bars_full"))
-        self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache"), "@c_text"), (t("without_cache"), "@tc_text"),
-                               ("×", "@ratio")]
-        self.bars.data.update({"c_text": [num(c, lang) for c in ex.cost_cached],
-                               "tc_text": [num(c, lang) for c in ex.cost_full]})
+        self.hover.tooltips = [
+            (t("grid_x"), "@pos"),
+            (t("with_cache"), "@c_text"),
+            (t("without_cache"), "@tc_text"),
+            ("×", "@ratio"),
+        ]
+        self.bars.data.update(
+            {"c_text": [num(c, lang) for c in ex.cost_cached], "tc_text": [num(c, lang) for c in ex.cost_full]}
+        )
         self.drawn_t, self.revealed = None, None
         self.redraw()
 
     def redraw(self):
         ex, t, last = self.ex, self.ex.t, self.drawn_t
-        if last is None or t < last:                     # first drawing or a new text: all bars
+        if last is None or t < last:  # first drawing or a new text: all bars
             shown = np.arange(1, self.n + 1) <= t
-            self.bars.data.update({"c": np.where(shown, ex.cost_cached, 0) / 1e6,
-                                   "tc": np.where(shown, ex.cost_full, 0) / 1e6})
-        elif t > last:                                   # new positions: their bars only
+            self.bars.data.update(
+                {"c": np.where(shown, ex.cost_cached, 0) / 1e6, "tc": np.where(shown, ex.cost_full, 0) / 1e6}
+            )
+        elif t > last:  # new positions: their bars only
             idx = range(last, t)
-            self.bars.patch({"c": [(i, ex.cost_cached[i] / 1e6) for i in idx],
-                             "tc": [(i, ex.cost_full[i] / 1e6) for i in idx]})
+            self.bars.patch(
+                {"c": [(i, ex.cost_cached[i] / 1e6) for i in idx], "tc": [(i, ex.cost_full[i] / 1e6) for i in idx]}
+            )
         self.drawn_t = t
         self.reveal(self.session.ramp)
         cached_on = self.session.settings.mode == CACHE
@@ -404,65 +542,7 @@ class CostBars(Part):
         self.legend_box.items = self.legend if ramp else self.legend[:1]
         cfg = self.ex.cfg
         growth = (self.ex.cost_cached[-1] / self.ex.cost_cached[0] - 1) * 100
-        self.note.object = (f"<p class='legend-inline' data-testid='bars-note'>"
-                            f"{esc(self.t('bars_note_full' if ramp else 'bars_note_cache', n=self.n, zoom=num(self.scales.zoom, lang), pct=num(growth, lang), eq=num(cost.attention_equals_matrices_at(cfg), lang)))}</p>")
-
-
-class ClockPlot(Part):
-    """The measured time of every step, both ways; hidden (no empty plot) until there is one, and
-    made then (fewer models to build and render at start)."""
-
-    watches = ("revision", "clock")
-
-    def build(self):
-        self.heading = html_pane()
-        self.points = ColumnDataSource({"pos": [], "cached_ms": [], "full_ms": []})
-        self.figure = None
-        self.layout = pn.Column(self.heading, sizing_mode="stretch_width", margin=0, visible=False)
-
-    def make_figure(self):
-        f = position_figure(self.n, 200, grid="xy")
-        full = f.add_glyph(self.points, Scatter(x="pos", y="full_ms", marker="square", size=6, fill_color=GREY,
-                                                line_color=GREY))
-        cached = f.add_glyph(self.points, Scatter(x="pos", y="cached_ms", marker="circle", size=6, fill_color=GREEN,
-                                                  line_color=GREEN))
-        self.legend = [LegendItem(label="", renderers=[cached]), LegendItem(label="", renderers=[full])]
-        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
-        f.y_range.start = 0
-        self.hover = HoverTool(renderers=[full, cached], tooltips="")
-        f.add_tools(self.hover)
-        self.figure = f
-        self.relabel_figure()
-        self.layout.append(pn.pane.Bokeh(f, sizing_mode="stretch_width"))
-
-    def relabel_figure(self):
-        t, f = self.t, self.figure
-        f.yaxis.axis_label, f.xaxis.axis_label = t("clock_plot_y"), t("grid_x")
-        self.legend[0].label, self.legend[1].label = bk_value(t("with_cache")), bk_value(t("without_cache"))
-        self.hover.tooltips = [(t("grid_x"), "@pos"), (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
-                               (t("without_cache") + " (ms)", "@full_ms{0.000}")]
-
-    def relabel(self):
-        self.heading.object = f"<h3>{esc(self.t('clock_plot_title'))}</h3>"
-        if self.figure is not None:
-            self.relabel_figure()
-        self.drawn = []
-        self.redraw()
-
-    def redraw(self):
-        """New points are streamed; a new text starts the plot over."""
-        ex = self.ex
-        pos = sorted(p for p, m in ex.measures.items() if m.cached_s is not None)
-        drawn = self.drawn
-        if pos[:len(drawn)] != drawn or len(self.points.data["pos"]) != len(drawn):
-            self.points.data = {"pos": [], "cached_ms": [], "full_ms": []}
-            drawn = []
-        new = pos[len(drawn):]
-        if new:
-            self.points.stream({"pos": new, "cached_ms": [ex.measures[p].cached_s * 1e3 for p in new],
-                                "full_ms": [ex.measures[p].full_s * 1e3 for p in new]})
-        self.drawn = pos
-        if pos and self.figure is None:
-            self.make_figure()
-        if self.layout.visible != bool(pos):      # no empty plot: the figure itself too (a hidden pane
-            self.layout.visible = self.figure.visible = bool(pos)   # alone still kept its height)
+        self.note.object = (
+            f"<p class='legend-inline' data-testid='bars-note'>"
+            f"{esc(self.t('bars_note_full' if ramp else 'bars_note_cache', n=self.n, zoom=num(self.scales.zoom, lang), pct=num(growth, lang), eq=num(cost.attention_equals_matrices_at(cfg), lang)))}</p>"
+        )

@@ -1,5 +1,6 @@
 """The parts of the figure that are numbers: the readouts (this token, the totals, the cache's
 memory, the clock, the proof), the data as a table, and the page's state on <body>."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -25,33 +26,48 @@ class Readouts(Part):
 
     def redraw(self):
         c = self.ex.costs()
-        self.layout.object = ("<div class='cards'>" + self.card_token(c) + self.card_totals(c)
-                              + self.card_memory(c) + self.card_clock() + self.card_proof() + "</div>")
+        self.layout.object = (
+            "<div class='cards'>"
+            + self.card_token(c)
+            + self.card_totals(c)
+            + self.card_memory(c)
+            + self.card_clock()
+            + self.card_proof()
+            + "</div>"
+        )
 
     def both_ways(self, cached: str, full: str, ratio: str, testid: str) -> str:
         """Two rows (with / without the cache, the current mode outlined) and their ratio."""
         on = self.session.settings.mode == CACHE
         act = lambda yes: " active" if yes else ""
-        return (f"<div class='row{act(on)}'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
-                f"<span class='num cached' data-testid='{testid}-cached'>{cached}</span></div>"
-                f"<div class='row{act(not on)}'><span><span class='swatch full'></span> {self.t('without_cache')}"
-                f"</span><span class='num full' data-testid='{testid}-full'>{full}</span></div>"
-                f"<div class='row'><span></span><span class='num big' data-testid='{testid}-ratio'>{ratio}</span></div>")
+        return (
+            f"<div class='row{act(on)}'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
+            f"<span class='num cached' data-testid='{testid}-cached'>{cached}</span></div>"
+            f"<div class='row{act(not on)}'><span><span class='swatch full'></span> {self.t('without_cache')}"
+            f"</span><span class='num full' data-testid='{testid}-full'>{full}</span></div>"
+            f"<div class='row'><span></span><span class='num big' data-testid='{testid}-ratio'>{ratio}</span></div>"
+        )
 
     def card(self, testid: str, heading: str, body: str, wide: bool = False) -> str:
-        return (f"<div class='card{' wide' if wide else ''}' data-testid='{testid}'><h3>{esc(heading)}</h3>"
-                f"{body}</div>")
+        return f"<div class='card{' wide' if wide else ''}' data-testid='{testid}'><h3>{esc(heading)}</h3>{body}</div>"
 
     def card_token(self, c) -> str:
         lang = self.lang
-        return self.card("this-token", self.t("this_token", t=c["t"]),
-                         self.both_ways(num(c["cached"], lang), num(c["full"], lang), f"{num(c['ratio'], lang)}×", "token"))
+        return self.card(
+            "this-token",
+            self.t("this_token", t=c["t"]),
+            self.both_ways(num(c["cached"], lang), num(c["full"], lang), f"{num(c['ratio'], lang)}×", "token"),
+        )
 
     def card_totals(self, c) -> str:
         lang = self.lang
-        return self.card("totals", self.t("totals", n=c["t"]),
-                         self.both_ways(num(c["total_cached"], lang), num(c["total_full"], lang),
-                                        f"{num(c['total_ratio'], lang, 1)}×", "total"))
+        return self.card(
+            "totals",
+            self.t("totals", n=c["t"]),
+            self.both_ways(
+                num(c["total_cached"], lang), num(c["total_full"], lang), f"{num(c['total_ratio'], lang, 1)}×", "total"
+            ),
+        )
 
     def card_memory(self, c) -> str:
         """What the cache holds now: its numbers, and its real bytes (8 a number in the lesson's
@@ -59,16 +75,23 @@ class Readouts(Part):
         lang, cfg, fmt = self.lang, self.ex.cfg, self.ex.fmt
         if fmt == "float64":
             kib = c["cache_bytes"] / 1024
-            value = self.t("memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0))
+            value = self.t(
+                "memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0)
+            )
         else:
-            value = self.t("memory_value_fmt", numbers=num(c["cache_numbers"], lang), size=size(c["cache_bytes"], lang),
-                           fmt=fmt)
+            value = self.t(
+                "memory_value_fmt", numbers=num(c["cache_numbers"], lang), size=size(c["cache_bytes"], lang), fmt=fmt
+            )
         if cfg.n_kv_heads == cfg.n_heads:
             formula = self.t("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
         else:
             formula = self.t("memory_formula_kv", L=cfg.n_layers, t=c["t"], H=cfg.n_kv_heads, dk=cfg.d_head)
-        return self.card("memory", self.t("memory"), f"<div class='num big' data-testid='memory-numbers'>{esc(value)}"
-                                                      f"</div><div class='num explain'>{esc(formula)}</div>")
+        return self.card(
+            "memory",
+            self.t("memory"),
+            f"<div class='num big' data-testid='memory-numbers'>{esc(value)}"
+            f"</div><div class='num explain'>{esc(formula)}</div>",
+        )
 
     def card_clock(self) -> str:
         """This position's clock, both ways, next to the count; at the window's end, what it means."""
@@ -79,22 +102,32 @@ class Readouts(Part):
             body = f"<p class='explain' data-testid='clock-state'>{esc(self.t(key))}</p>"
         else:
             c, count = m.clock, ex.cost_full[t - 1] / ex.cost_cached[t - 1]
-            body = self.both_ways(f"{clock.ms_text(c.a_s, lang)} ms", f"{clock.ms_text(c.b_s, lang)} ms",
-                                  esc(self.t("clock_ratio", x=clock.ratio_text(c.ratio, lang), n=num(count, lang))),
-                                  "clock")
-            body += (f"<p class='explain'>{esc(self.t('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>")
+            body = self.both_ways(
+                f"{clock.ms_text(c.a_s, lang)} ms",
+                f"{clock.ms_text(c.b_s, lang)} ms",
+                esc(self.t("clock_ratio", x=clock.ratio_text(c.ratio, lang), n=num(count, lang))),
+                "clock",
+            )
+            body += f"<p class='explain'>{esc(self.t('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>"
             if t == self.n:
-                body += (f"<p class='explain' data-testid='clock-explain'>"
-                         f"{esc(self.t(CLOCK_EXPLAIN[clock.verdict(c.ratio, count)], n=num(count, lang), x=clock.clock_text(c.ratio, lang)))}</p>")
+                body += (
+                    f"<p class='explain' data-testid='clock-explain'>"
+                    f"{esc(self.t(CLOCK_EXPLAIN[clock.verdict(c.ratio, count)], n=num(count, lang), x=clock.clock_text(c.ratio, lang)))}</p>"
+                )
         return self.card("clock", f"{self.t('clock_heading')} · {self.t('clock_last')}", body, wide=True)
 
     def card_proof(self) -> str:
         proof = self.ex.clock().proof
         text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
         fmt = self.ex.fmt
-        explain = (self.t("proof_explain") if fmt == "float64" else self.t("proof_explain_int4") if fmt == "int4"
-                   else self.t("proof_explain_fmt", fmt=fmt))
-        explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""   # nothing compared yet
+        explain = (
+            self.t("proof_explain")
+            if fmt == "float64"
+            else self.t("proof_explain_int4")
+            if fmt == "int4"
+            else self.t("proof_explain_fmt", fmt=fmt)
+        )
+        explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""  # nothing compared yet
         return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
 
 
@@ -116,31 +149,50 @@ class DataTable(Part):
             return
         ex, lang = self.ex, self.lang
         toks = ex.tokens()
-        head = "".join(f"<th>{esc(self.t(k))}</th>" for k in
-                       ("table_pos", "table_token", "table_cached", "table_full", "table_ms_cached", "table_ms_full"))
+        head = "".join(
+            f"<th>{esc(self.t(k))}</th>"
+            for k in ("table_pos", "table_token", "table_cached", "table_full", "table_ms_cached", "table_ms_full")
+        )
         ms = lambda s: num(s * 1e3, lang, 3) if s is not None else "—"
         rows = []
         for p in range(1, ex.t + 1):
             m = ex.measures.get(p)
             cls = " class='current'" if p == ex.t else ""
-            rows.append(f"<tr{cls}><td>{p}</td><td class='tok'>{esc(show_token(toks[p - 1]))}</td>"
-                        f"<td>{num(ex.cost_cached[p - 1], lang)}</td><td>{num(ex.cost_full[p - 1], lang)}</td>"
-                        f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>")
-        self.table.object = scroll_region(self.t("table_heading"), (
-            f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
-            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")) + self.reads_table()
+            rows.append(
+                f"<tr{cls}><td>{p}</td><td class='tok'>{esc(show_token(toks[p - 1]))}</td>"
+                f"<td>{num(ex.cost_cached[p - 1], lang)}</td><td>{num(ex.cost_full[p - 1], lang)}</td>"
+                f"<td>{ms(m.cached_s if m else None)}</td><td>{ms(m.full_s if m else None)}</td></tr>"
+            )
+        self.table.object = (
+            scroll_region(
+                self.t("table_heading"),
+                (
+                    f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
+                    f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+                ),
+            )
+            + self.reads_table()
+        )
 
     def reads_table(self) -> str:
         """What the newest query reads (the figure under the grid), as numbers: a row per layer and head."""
         ex = self.ex
         head = "".join(f"<th>{p}</th>" for p in range(1, ex.t + 1))
-        rows = "".join(f"<tr><th scope='row'>{esc(self.t('reads_row', l=layer + 1, h=h + 1))}</th>"
-                       + "".join(f"<td>{num(w, self.lang, 3)}</td>" for w in ex.reads[layer][h]) + "</tr>"
-                       for layer in range(len(ex.reads)) for h in range(ex.reads[layer].shape[0]))
+        rows = "".join(
+            f"<tr><th scope='row'>{esc(self.t('reads_row', l=layer + 1, h=h + 1))}</th>"
+            + "".join(f"<td>{num(w, self.lang, 3)}</td>" for w in ex.reads[layer][h])
+            + "</tr>"
+            for layer in range(len(ex.reads))
+            for h in range(ex.reads[layer].shape[0])
+        )
         title = self.t("reads_table", t=ex.t)
-        return f"<h3>{esc(title)}</h3>" + scroll_region(title, (
-            f"<table class='data' data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead>"
-            f"<tbody>{rows}</tbody></table>"))
+        return f"<h3>{esc(title)}</h3>" + scroll_region(
+            title,
+            (
+                f"<table class='data' data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead>"
+                f"<tbody>{rows}</tbody></table>"
+            ),
+        )
 
 
 class PageState(Part):

@@ -8,6 +8,7 @@ column per position, one gradient stop per stored number), it costs the
 browser a few milliseconds where rendering a Bokeh document took 0.6 s of the
 CPU that Pyodide's start needs.
 """
+
 from __future__ import annotations
 
 import html
@@ -16,16 +17,17 @@ from pathlib import Path
 
 import numpy as np
 
+from ..i18n import num, tr
+from ..state.explorer import COMPUTED
+from ..state.settings import MODES
+from ..style import CELL_PALETTE, CSS, ticks
 from .plots import ROW_KEY, computed_block, grid_rows
 from .png import indexed_png
-from ..i18n import num, tr
-from ..state.settings import MODES
-from ..state.explorer import COMPUTED
-from ..style import CELL_PALETTE, CSS, ticks
 
 PALETTE = CELL_PALETTE
 SNAP_CSS = CSS.replace(":host,", "").replace(":host", ".kv-snap") + (
-    Path(__file__).resolve().parent / "snapshot.css").read_text(encoding="utf-8")
+    Path(__file__).resolve().parent / "snapshot.css"
+).read_text(encoding="utf-8")
 
 
 def color_indices(values) -> np.ndarray:
@@ -41,7 +43,7 @@ def grid_image(ex) -> bytes:
     columns of this one image."""
     bands = []
     for block, kind in grid_rows(ex.cfg):
-        scaled = ex.vectors(block, kind).T / ex.kv_scale[block, kind]          # (d, t)
+        scaled = ex.vectors(block, kind).T / ex.kv_scale[block, kind]  # (d, t)
         bands.append(color_indices(scaled)[::-1])
     pixels = np.concatenate(bands).astype(np.uint8)
     return indexed_png([row.tobytes() for row in pixels], PALETTE)
@@ -64,8 +66,10 @@ def _marks(states, n: int) -> str:
     block = computed_block(states)
     if block is None:
         p = int(np.flatnonzero(states == COMPUTED)[0]) + 1
-        return (f"<span class='mark' style='left:{_x(p, n)}'>▲</span>",
-                f"<div class='now' style='left:{(p - 1) / n * 100:.3f}%;width:{100 / n:.3f}%'></div>")
+        return (
+            f"<span class='mark' style='left:{_x(p, n)}'>▲</span>",
+            f"<div class='now' style='left:{(p - 1) / n * 100:.3f}%;width:{100 / n:.3f}%'></div>",
+        )
     a, b = block
     box = f"left:{(a - 1) / n * 100:.3f}%;width:{(b - a + 1) / n * 100:.3f}%"
     return f"<span class='bracket' style='{box}'></span>", f"<div class='now' style='{box}'></div>"
@@ -77,41 +81,55 @@ def _grid(view, grid_url: str) -> str:
     ex, n, rows = view.ex, view.n, grid_rows(view.ex.cfg)
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
     states = ex.cell_states()
-    band_h, top = 44, 20                                   # px per row, room for the ▲ marks
+    band_h, top = 44, 20  # px per row, room for the ▲ marks
     height = top + band_h * len(rows)
     mark, outline = _marks(states, n)
     labels, bands = [], []
     for i, (block, kind) in enumerate(rows):
         y = top + i * band_h
         labels.append(f"<span style='top:{y + band_h / 2}px'>{html.escape(t(ROW_KEY[kind], l=block + 1))}</span>")
-        image = (f"background-image:linear-gradient(90deg,rgba(255,255,255,.75) 1px,transparent 1px),url({grid_url});"
-                 f"background-size:{100 / ex.t:.4f}% 100%,{n / ex.t * 100:.3f}% {len(rows) * 100}%;"
-                 f"background-position:0 0,0 {i / max(len(rows) - 1, 1) * 100:.3f}%")
+        image = (
+            f"background-image:linear-gradient(90deg,rgba(255,255,255,.75) 1px,transparent 1px),url({grid_url});"
+            f"background-size:{100 / ex.t:.4f}% 100%,{n / ex.t * 100:.3f}% {len(rows) * 100}%;"
+            f"background-position:0 0,0 {i / max(len(rows) - 1, 1) * 100:.3f}%"
+        )
         future = n - ex.t
-        bands.append(f"<div class='band' style='top:{y + 3}px;height:{band_h - 6}px'>"
-                     f"<div class='cells' style='flex:{ex.t};{image}'></div>"
-                     + (f"<div class='cell future' style='flex:{future}'></div>" if future else "")
-                     + f"{outline}</div>")
+        bands.append(
+            f"<div class='band' style='top:{y + 3}px;height:{band_h - 6}px'>"
+            f"<div class='cells' style='flex:{ex.t};{image}'></div>"
+            + (f"<div class='cell future' style='flex:{future}'></div>" if future else "")
+            + f"{outline}</div>"
+        )
     xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
-    return (f"<div class='fig' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
-            f"<div class='plot'>{mark}{''.join(bands)}{xticks}</div></div>"
-            f"<div class='xlab'>{html.escape(t('grid_x'))}</div>")
+    return (
+        f"<div class='fig' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
+        f"<div class='plot'>{mark}{''.join(bands)}{xticks}</div></div>"
+        f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
+    )
 
 
 def _reads(view) -> str:
     """What the newest query reads (app/figure/plots.py QueryReads): a row of cells per layer and head."""
     from bokeh.palettes import Blues9
+
     palette, weights, n = list(reversed(Blues9)), view.reads.weights(), view.n
     rows = []
-    for row in weights[::-1]:                          # top of the figure first
+    for row in weights[::-1]:  # top of the figure first
         cells = "".join(
             f"<div class='cell' style='background:"
             f"{palette[int(np.clip((np.log10(max(w, 1e-3)) + 3) / 3 * len(palette), 0, len(palette) - 1))]}'></div>"
-            for w in row if w == w)
-        rows.append(f"<div class='band' style='position:static;height:12px;margin:2px 0'>{cells}"
-                    f"<div style='flex:{n - view.ex.t}'></div></div>")
-    return (view.reads.heading.object + f"<div class='fig' style='margin-left:70px;display:block'>{''.join(rows)}</div>"
-            + view.reads.proof.object)
+            for w in row
+            if w == w
+        )
+        rows.append(
+            f"<div class='band' style='position:static;height:12px;margin:2px 0'>{cells}"
+            f"<div style='flex:{n - view.ex.t}'></div></div>"
+        )
+    return (
+        view.reads.heading.object
+        + f"<div class='fig' style='margin-left:70px;display:block'>{''.join(rows)}</div>"
+        + view.reads.proof.object
+    )
 
 
 def _bar_plot(view, top: float, height: int, kinds, legend: str, ylabel: str) -> str:
@@ -121,12 +139,18 @@ def _bar_plot(view, top: float, height: int, kinds, legend: str, ylabel: str) ->
     lines = "".join(f"<div class='gridline' style='bottom:{v / top * 100:.2f}%'></div>" for v in values)
     yt = "".join(f"<span style='top:{100 - v / top * 100:.2f}%'>{labels[v]}</span>" for v in values)
     costs = {"full": ex.cost_full, "cached": ex.cost_cached}
-    bars = "".join(f"<div class='bar {k}' style='left:{_x(p + 1, n)};width:{80 / n:.3f}%;"
-                   f"height:{min(costs[k][p] / 1e6 / top, 1) * 100:.3f}%'></div>" for p in range(ex.t) for k in kinds)
+    bars = "".join(
+        f"<div class='bar {k}' style='left:{_x(p + 1, n)};width:{80 / n:.3f}%;"
+        f"height:{min(costs[k][p] / 1e6 / top, 1) * 100:.3f}%'></div>"
+        for p in range(ex.t)
+        for k in kinds
+    )
     xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
-    return (f"<div class='fig' style='height:{height}px;margin-top:8px'><div class='ylab'>{yt}"
-            f"<span class='yaxis'>{html.escape(ylabel)}</span></div>"
-            f"<div class='plot'>{lines}{bars}{legend}{xticks}</div></div>")
+    return (
+        f"<div class='fig' style='height:{height}px;margin-top:8px'><div class='ylab'>{yt}"
+        f"<span class='yaxis'>{html.escape(ylabel)}</span></div>"
+        f"<div class='plot'>{lines}{bars}{legend}{xticks}</div></div>"
+    )
 
 
 def _bars(view) -> str:
@@ -134,10 +158,19 @@ def _bars(view) -> str:
     ramp is revealed (app/figure/plots.py CostBars), then the ramp and the green strip below it."""
     scales, ramp = view.bars.scales, view.session.ramp
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
-    legend = (f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_cached'))}"
-              + (f"<br><span class='swatch full'></span> {html.escape(t('bars_full'))}" if ramp else "") + "</div>")
-    out = _bar_plot(view, scales.full if ramp else scales.cached, 220, ("full", "cached") if ramp else ("cached",),
-                    legend, t("bars_y"))
+    legend = (
+        f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_cached'))}"
+        + (f"<br><span class='swatch full'></span> {html.escape(t('bars_full'))}" if ramp else "")
+        + "</div>"
+    )
+    out = _bar_plot(
+        view,
+        scales.full if ramp else scales.cached,
+        220,
+        ("full", "cached") if ramp else ("cached",),
+        legend,
+        t("bars_y"),
+    )
     if ramp:
         zoom = f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_zoom', zoom=num(scales.zoom, view.lang)))}</div>"
         out += _bar_plot(view, scales.cached, 90, ("cached",), zoom, "")
@@ -145,8 +178,8 @@ def _bars(view) -> str:
 
 
 MODE_KEY = {"cache": "mode_cache", "full": "mode_full"}
-GRID_URL = "__KV_GRID_URL__"      # the build writes the grid image's address here
-PROGRESS = "<!--kv-progress-->"   # between the controls and the figure: where the page shows its loading
+GRID_URL = "__KV_GRID_URL__"  # the build writes the grid image's address here
+PROGRESS = "<!--kv-progress-->"  # between the controls and the figure: where the page shows its loading
 
 
 def render(view, grid_url: str = GRID_URL) -> str:
@@ -156,19 +189,36 @@ def render(view, grid_url: str = GRID_URL) -> str:
     `style()`; `grid_url`: the address of the text's grid_image."""
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
     mode_on = view.ex.mode
-    switch = "".join(f"<span class='{m}{' on' if m == mode_on else ''}'>{'✓ ' if m == mode_on else ''}"
-                     f"{html.escape(t(MODE_KEY[m]))}</span>" for m in ("cache", "full"))
-    controls = (f"<div class='controls'><span class='btn primary'>{html.escape(t('step'))}</span>"
-                f"<span class='btn'>{html.escape(t('play'))}</span><span class='btn'>{html.escape(t('reset'))}</span>"
-                f"<span class='switch'>{switch}</span><span class='speed'>{html.escape(t('speed'))}: "
-                f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>")
-    cards = "".join(f"<div class='cardhead'>› {html.escape(title)}</div>" for title in
-                    [t("advanced"), t("table_heading")])
+    switch = "".join(
+        f"<span class='{m}{' on' if m == mode_on else ''}'>{'✓ ' if m == mode_on else ''}"
+        f"{html.escape(t(MODE_KEY[m]))}</span>"
+        for m in ("cache", "full")
+    )
+    controls = (
+        f"<div class='controls'><span class='btn primary'>{html.escape(t('step'))}</span>"
+        f"<span class='btn'>{html.escape(t('play'))}</span><span class='btn'>{html.escape(t('reset'))}</span>"
+        f"<span class='switch'>{switch}</span><span class='speed'>{html.escape(t('speed'))}: "
+        f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>"
+    )
+    cards = "".join(
+        f"<div class='cardhead'>› {html.escape(title)}</div>" for title in [t("advanced"), t("table_heading")]
+    )
     more = "".join(f"<div class='cardhead'>› {html.escape(t(s.title_key))}</div>" for s in view.sections)
     top = f"<div class='kv-head'>{view.header.layout.object}</div>" + view.text.layout.object + controls
-    bottom = (view.grid.heading.object + (view.grid.prefill.object if view.grid.prefill.visible else "")
-              + _grid(view, grid_url) + view.grid.note.object + _reads(view) + view.bars.heading.object + _bars(view)
-              + view.bars.note.object + view.readouts.layout.object + cards + view.more_heading.object + more)
+    bottom = (
+        view.grid.heading.object
+        + (view.grid.prefill.object if view.grid.prefill.visible else "")
+        + _grid(view, grid_url)
+        + view.grid.note.object
+        + _reads(view)
+        + view.bars.heading.object
+        + _bars(view)
+        + view.bars.note.object
+        + view.readouts.layout.object
+        + cards
+        + view.more_heading.object
+        + more
+    )
     part = f"<div class='kv-snap' lang='{view.lang}' aria-hidden='true'>"
     return f"{part}{top}</div>{PROGRESS}{part}{bottom}</div>"
 
@@ -198,6 +248,7 @@ def render_states(make_view, lang: str):
             view.session.step()
         window = window or list(ex.ids)
         if list(ex.ids) != window:
-            raise RuntimeError(f"the {mode} mode wrote another text than the cache mode: one grid image per "
-                               "text cannot show both")
+            raise RuntimeError(
+                f"the {mode} mode wrote another text than the cache mode: one grid image per text cannot show both"
+            )
     yield "grid", grid_image(ex)

@@ -1,13 +1,13 @@
 """The parts of the figure that are words: the title and introduction, the notices about the URL,
 the text so far, and the error of the last step."""
+
 from __future__ import annotations
 
-from ..i18n import tr
 from ..style import show_token
 from .parts import Part, esc, html_pane
 
-MAX_NOTICES = 3           # notices listed one by one; the rest are counted in one line
-MAX_NOTICE_VALUE = 60     # characters of a bad value shown
+MAX_NOTICES = 3  # notices listed one by one; the rest are counted in one line
+MAX_NOTICE_VALUE = 60  # characters of a bad value shown
 
 
 class Header(Part):
@@ -30,8 +30,10 @@ class Notices(Part):
 
     def relabel(self):
         notices = self.session.settings.notices
-        items = [self.t("notice_bad", key=cut(k), value=cut(v), why=self.t(why, **kw))
-                 for k, v, why, kw in notices[:MAX_NOTICES]]
+        items = [
+            self.t("notice_bad", key=cut(k), value=cut(v), why=self.t(why, **kw))
+            for k, v, why, kw in notices[:MAX_NOTICES]
+        ]
         if len(notices) > MAX_NOTICES:
             items.append(self.t("notice_more", n=len(notices) - MAX_NOTICES))
         self.layout.object = "".join(f"<div class='notice' role='note'>{esc(s)}</div>" for s in items)
@@ -62,8 +64,10 @@ class TokenText(Part):
             title = self.t("prompt_token" if i < ex.n_prompt else "sampled_token") + f" {i + 1}"
             spans.append(f"<span class='{' '.join(cls)}' title='{esc(title)}'>{token_html(s)}</span>")
             spans.append(line_break(toks, i))
-        self.layout.object = (f"<p><span class='tpos'>{self.t('position', t=ex.t, n=self.n)}</span></p>"
-                              f"<div class='text' lang='es'>{''.join(spans)}</div>")
+        self.layout.object = (
+            f"<p><span class='tpos'>{self.t('position', t=ex.t, n=self.n)}</span></p>"
+            f"<div class='text' lang='es'>{''.join(spans)}</div>"
+        )
 
 
 def token_html(s: str) -> str:
@@ -77,7 +81,7 @@ def line_break(toks: list[str], i: int) -> str:
     if not toks[i].endswith("\n") or (i + 1 < len(toks) and toks[i + 1].startswith("\n")):
         return ""
     run = 0
-    for s in reversed(toks[:i + 1]):
+    for s in reversed(toks[: i + 1]):
         if s.strip("\n"):
             run += len(s) - len(s.rstrip("\n"))
             break
@@ -105,7 +109,9 @@ def error_html(t, e, n: int, testid: str = "error", explain: str = "error_explai
     """A step's error as the reader sees it: the lesson's IndexError past the window (with `explain`),
     or a failure as what it is. `t`: the language's tr."""
     heading, explain = ("error_heading", explain) if e.lesson else ("step_failed_heading", "step_failed_explain")
-    return (f"<div class='error' role='alert' data-testid='{testid}' data-lesson='{str(e.lesson).lower()}'>"
-            f"<h2>{esc(t(heading, pos=e.position))}</h2>"
-            f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
-            f"<p>{esc(t(explain, n=n, pos=e.position))}</p></div>")
+    return (
+        f"<div class='error' role='alert' data-testid='{testid}' data-lesson='{str(e.lesson).lower()}'>"
+        f"<h2>{esc(t(heading, pos=e.position))}</h2>"
+        f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
+        f"<p>{esc(t(explain, n=n, pos=e.position))}</p></div>"
+    )

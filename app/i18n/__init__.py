@@ -34,6 +34,7 @@ first; the .po files are small, and parsing them at start-up takes a few millise
 run: to try a translation under `python build.py dev`, and for tests. The static site ships only the
 catalogs in app/i18n/.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -48,9 +49,9 @@ DEFAULT_LANG = "es"
 NARROW_NBSP = "\u202f"
 HERE = Path(__file__).resolve().parent
 CATALOGS_ENV = "KV_EXPLORABLE_CATALOGS"
-SHELL_PREFIX = "shell_"             # the page's shell's keys (static/index.html, static/loader.js)
-COUNT = "n"                         # a plural entry's count
-LANG_FILE = re.compile(r"^[a-z]{2,3}\.po$")    # the language's code, as ?lang= takes it: es.po
+SHELL_PREFIX = "shell_"  # the page's shell's keys (static/index.html, static/loader.js)
+COUNT = "n"  # a plural entry's count
+LANG_FILE = re.compile(r"^[a-z]{2,3}\.po$")  # the language's code, as ?lang= takes it: es.po
 
 
 def catalog_dirs() -> list[Path]:
@@ -68,8 +69,9 @@ class Catalogs(Mapping):
         for folder in dirs:
             for path in sorted(Path(folder).glob("*.po")):
                 if not LANG_FILE.match(path.name):
-                    raise po.POError("a catalog's name is its language's code, two or three letters: xx.po",
-                                     source=str(path))
+                    raise po.POError(
+                        "a catalog's name is its language's code, two or three letters: xx.po", source=str(path)
+                    )
                 self.paths[path.stem] = path
         if DEFAULT_LANG not in self.paths:
             raise po.POError(f"no catalog for the default language, {DEFAULT_LANG}.po", source=str(HERE))
@@ -80,8 +82,9 @@ class Catalogs(Mapping):
             path = self.paths[lang]
             catalog = po.parse(path.read_text(encoding="utf-8"), source=str(path))
             if catalog.language != lang:
-                raise po.POError(f"its header says Language: {catalog.language!r}, its name says {lang!r}",
-                                 source=str(path))
+                raise po.POError(
+                    f"its header says Language: {catalog.language!r}, its name says {lang!r}", source=str(path)
+                )
             self._read[lang] = catalog
         return self._read[lang]
 
@@ -115,10 +118,12 @@ def tr(lang: str, msg_id: str, **values) -> str:
         text = m.msgstr[0]
     else:
         count = values.get(COUNT)
-        if isinstance(count, bool) or not (isinstance(count, numbers.Integral)
-                                           or isinstance(count, float) and count.is_integer()):
-            raise TypeError(f"{msg_id!r} is a plural entry: tr() needs its count as a whole number, "
-                            f"{COUNT}=..., not {count!r}")
+        if isinstance(count, bool) or not (
+            isinstance(count, numbers.Integral) or isinstance(count, float) and count.is_integer()
+        ):
+            raise TypeError(
+                f"{msg_id!r} is a plural entry: tr() needs its count as a whole number, {COUNT}=..., not {count!r}"
+            )
         count = int(count)
         text = m.msgstr[catalog.plural(count)]
         values = {**values, COUNT: num(count, lang if lang in CATALOGS else DEFAULT_LANG)}
@@ -169,7 +174,7 @@ def size(n_bytes: float, lang: str) -> str:
     while abs(value) >= 1024 and unit < len(UNITS) - 1:
         value, unit = value / 1024, unit + 1
     digits = 0 if value == int(value) or abs(value) >= 100 else (1 if abs(value) >= 10 else 2)
-    return f"{num(value, lang, digits)}\u00a0{UNITS[unit]}"        # never split from its number
+    return f"{num(value, lang, digits)}\u00a0{UNITS[unit]}"  # never split from its number
 
 
 def plain_number(x: float, lang: str, max_digits: int = 3) -> str:
@@ -189,7 +194,7 @@ def parse_number(text: str, lang: str) -> float | None:
         return None
     group = {"en": ",", "pt": "."}.get(lang)
     marks = [m for m in ",." if m in s]
-    if len(marks) == 2:                                   # '1.500,5' or '1,500.5': the last is the decimal
+    if len(marks) == 2:  # '1.500,5' or '1,500.5': the last is the decimal
         decimal = max(marks, key=s.rindex)
         s = _ungroup(s, "," if decimal == "." else ".")
         s = s.replace(decimal, ".") if s is not None else None

@@ -13,6 +13,7 @@ A new language: copy es.po (or en.po) to xx.po, set its header's Language and Pl
 every msgstr; or `msginit -i app/i18n/messages.pot -l xx -o app/i18n/xx.po`. After keys change:
 `msgmerge -U app/i18n/xx.po app/i18n/messages.pot`. Then `pytest tests/test_i18n.py`.
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,12 +30,24 @@ POT_COMMENTS = [
 def template() -> po.Catalog:
     """messages.pot: the default language's keys and notes (#.), every msgstr empty."""
     source = CATALOGS[DEFAULT_LANG]
-    header = {"Project-Id-Version": source.header.get("Project-Id-Version", ""), "Language": "",
-              "MIME-Version": "1.0", "Content-Type": "text/plain; charset=UTF-8",
-              "Content-Transfer-Encoding": "8bit", "Plural-Forms": po.TEMPLATE_PLURAL_FORMS}
-    messages = {k: po.Message(m.msgid, [""] * (1 if m.msgid_plural is None else 2), m.msgid_plural, m.msgctxt,
-                              [c for c in m.comments if c.startswith("#.")])
-                for k, m in source.messages.items()}
+    header = {
+        "Project-Id-Version": source.header.get("Project-Id-Version", ""),
+        "Language": "",
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+        "Plural-Forms": po.TEMPLATE_PLURAL_FORMS,
+    }
+    messages = {
+        k: po.Message(
+            m.msgid,
+            [""] * (1 if m.msgid_plural is None else 2),
+            m.msgid_plural,
+            m.msgctxt,
+            [c for c in m.comments if c.startswith("#.")],
+        )
+        for k, m in source.messages.items()
+    }
     return po.Catalog(header, messages, list(POT_COMMENTS), "messages.pot")
 
 
@@ -44,10 +57,11 @@ def catalog_files() -> dict:
 
 def stale() -> list[str]:
     """The files whose text is not what `pot` and `format` would write."""
-    want = {POT: po.write(template()), **{path: po.write(c) for path, c in catalog_files().items()
-                                          if path.parent == HERE}}
-    return [path.name for path, text in want.items()
-            if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    want = {
+        POT: po.write(template()),
+        **{path: po.write(c) for path, c in catalog_files().items() if path.parent == HERE},
+    }
+    return [path.name for path, text in want.items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
 
 
 def set_texts(changes: dict) -> None:
@@ -77,7 +91,7 @@ def set_texts(changes: dict) -> None:
                 items.insert(at, (key, message))
             catalog.messages = dict(items)
         path.write_text(po.write(catalog), encoding="utf-8")
-    POT.write_text(po.write(template()), encoding="utf-8")      # CATALOGS holds the catalogs changed above
+    POT.write_text(po.write(template()), encoding="utf-8")  # CATALOGS holds the catalogs changed above
 
 
 def main(argv: list[str]) -> int:
@@ -91,6 +105,7 @@ def main(argv: list[str]) -> int:
     elif command == "set" and len(argv) == 2:
         import json
         from pathlib import Path
+
         set_texts(json.loads(Path(argv[1]).read_text(encoding="utf-8")))
     elif command == "check":
         bad = stale()

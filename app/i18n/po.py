@@ -19,6 +19,7 @@ The plural rule is the header's C expression (`Plural-Forms: nplurals=2; plural=
 into a Python function by the standard library's `gettext.c2py`, which accepts only C's arithmetic,
 comparison, logical and ?: operators on `n` (checked on CPython 3.11 and 3.13, the browser's).
 """
+
 from __future__ import annotations
 
 import gettext
@@ -43,10 +44,10 @@ class POError(ValueError):
 @dataclass
 class Message:
     msgid: str
-    msgstr: list[str]                       # one string; or one per plural form
+    msgstr: list[str]  # one string; or one per plural form
     msgid_plural: str | None = None
     msgctxt: str | None = None
-    comments: list[str] = field(default_factory=list)     # the lines before it, '#' included
+    comments: list[str] = field(default_factory=list)  # the lines before it, '#' included
 
     @property
     def flags(self) -> set[str]:
@@ -64,8 +65,8 @@ class Message:
 
 @dataclass
 class Catalog:
-    header: dict[str, str]                  # "Language" -> "es", in the file's order
-    messages: dict[str, Message]            # by msgid, in the file's order
+    header: dict[str, str]  # "Language" -> "es", in the file's order
+    messages: dict[str, Message]  # by msgid, in the file's order
     header_comments: list[str] = field(default_factory=list)
     source: str = ""
 
@@ -102,15 +103,18 @@ def _plural_function(value: str, source: str = ""):
         try:
             rule = gettext.c2py(expr)
         except (ValueError, SyntaxError, RecursionError) as e:
-            raise POError(f"Plural-Forms expression {expr!r} is not a valid C expression of n ({e})",
-                          source=source) from e
+            raise POError(
+                f"Plural-Forms expression {expr!r} is not a valid C expression of n ({e})", source=source
+            ) from e
 
         def plural(n: int, rule=rule, nplurals=nplurals) -> int:
             form = int(rule(int(n)))
             if not 0 <= form < nplurals:
-                raise POError(f"Plural-Forms gives form {form} for n = {n}, not one of 0..{nplurals - 1}",
-                              source=source)
+                raise POError(
+                    f"Plural-Forms gives form {form} for n = {n}, not one of 0..{nplurals - 1}", source=source
+                )
             return form
+
         _RULES[value] = plural
     return _RULES[value]
 
@@ -121,7 +125,7 @@ def unquote(s: str, line: int, source: str) -> str:
     if len(s) < 2 or s[0] != '"' or s[-1] != '"':
         raise POError(f"expected a string in double quotes, found {s!r}", line, source)
     body = s[1:-1]
-    if "\\" not in body:                                 # most strings: nothing to unescape
+    if "\\" not in body:  # most strings: nothing to unescape
         if '"' in body:
             raise POError(f"unescaped double quote in {s!r}", line, source)
         return body
@@ -134,16 +138,16 @@ def unquote(s: str, line: int, source: str) -> str:
             out.append(ch)
             i += 1
             continue
-        nxt = body[i + 1:i + 2]
+        nxt = body[i + 1 : i + 2]
         if nxt in ESCAPES:
             out.append(ESCAPES[nxt])
             i += 2
         elif nxt in "01234567" and nxt:
-            digits = re.match(r"[0-7]{1,3}", body[i + 1:]).group()
+            digits = re.match(r"[0-7]{1,3}", body[i + 1 :]).group()
             out.append(chr(int(digits, 8)))
             i += 1 + len(digits)
-        elif nxt == "x" and re.match(r"[0-9a-fA-F]{1,2}", body[i + 2:]):
-            digits = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2:]).group()
+        elif nxt == "x" and re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]):
+            digits = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]).group()
             out.append(chr(int(digits, 16)))
             i += 2 + len(digits)
         else:
@@ -156,7 +160,7 @@ def parse(text: str, source: str = "") -> Catalog:
     entries: list[tuple[list[str], dict, int]] = []
     comments: list[str] = []
     fields: dict = {}
-    last = None                     # the field a continuation line extends
+    last = None  # the field a continuation line extends
     start = 0
 
     def close():
@@ -164,7 +168,7 @@ def parse(text: str, source: str = "") -> Catalog:
         if fields:
             entries.append((comments, fields, start))
         elif comments:
-            entries.append((comments, None, start))      # trailing comments: kept with no message
+            entries.append((comments, None, start))  # trailing comments: kept with no message
         fields, comments, last = {}, [], None
 
     for no, raw in enumerate(text.splitlines(), 1):
@@ -174,7 +178,7 @@ def parse(text: str, source: str = "") -> Catalog:
                 close()
             continue
         if line.startswith("#~"):
-            continue                                      # obsolete entry
+            continue  # obsolete entry
         if line.startswith("#"):
             if fields:
                 close()
@@ -192,7 +196,7 @@ def parse(text: str, source: str = "") -> Catalog:
             raise POError(f"cannot read {line[:60]!r}", no, source)
         keyword, index, rest = m.groups()
         if keyword in ("msgctxt", "msgid") and any(k.startswith("msgstr") for k in fields):
-            close()                                       # a new entry with no blank line before it
+            close()  # a new entry with no blank line before it
         if not fields and not comments:
             start = no
         name = f"msgstr[{index}]" if index is not None else keyword
@@ -216,15 +220,16 @@ def parse(text: str, source: str = "") -> Catalog:
             msgstr = [flds["msgstr"]]
         else:
             if "msgstr" in flds or not forms:
-                raise POError(f"{flds['msgid']!r}: a message with msgid_plural takes msgstr[0], msgstr[1]...",
-                              line, source)
+                raise POError(
+                    f"{flds['msgid']!r}: a message with msgid_plural takes msgstr[0], msgstr[1]...", line, source
+                )
             numbers = sorted(int(k[7:-1]) for k in forms)
             if numbers != list(range(len(numbers))):
                 raise POError(f"{flds['msgid']!r}: plural forms {numbers} are not 0..{len(numbers) - 1}", line, source)
             msgstr = [flds[f"msgstr[{k}]"] for k in range(len(numbers))]
         if flds["msgid"] == "" and flds.get("msgctxt") is None:
             if i != 0 or messages:
-                raise POError("the header (msgid \"\") must come first", line, source)
+                raise POError('the header (msgid "") must come first', line, source)
             header = parse_header(msgstr[0], line, source)
             header_comments = cmts
             continue
@@ -232,11 +237,10 @@ def parse(text: str, source: str = "") -> Catalog:
             raise POError(f"{flds['msgid']!r} is defined twice", line, source)
         messages[flds["msgid"]] = Message(flds["msgid"], msgstr, plural, flds.get("msgctxt"), cmts)
     catalog = Catalog(header, messages, header_comments, source)
-    nplurals = catalog.nplurals                            # checks Plural-Forms
+    nplurals = catalog.nplurals  # checks Plural-Forms
     for m in messages.values():
         if m.msgid_plural is not None and len(m.msgstr) != nplurals:
-            raise POError(f"{m.msgid!r} has {len(m.msgstr)} plural forms; Plural-Forms says {nplurals}",
-                          source=source)
+            raise POError(f"{m.msgid!r} has {len(m.msgstr)} plural forms; Plural-Forms says {nplurals}", source=source)
     return catalog
 
 

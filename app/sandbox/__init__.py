@@ -19,6 +19,7 @@ One run at a time, each in an interpreter of its own (app/sandbox/host.js): a ru
 another runs waits in line (`queued`), one per key (a section's newer request replaces its own
 older one), and starts when the other ends (at the latest at its time limit).
 """
+
 from __future__ import annotations
 
 import base64
@@ -36,7 +37,7 @@ from panel.reactive import ReactiveHTML
 HERE = Path(__file__).resolve().parent
 APP = HERE.parent
 ROOT = APP.parent
-LIMIT_S = 5                     # seconds a reader's run may take (stated on the page)
+LIMIT_S = 5  # seconds a reader's run may take (stated on the page)
 MAX_OUTPUT_LINES = 200
 MAX_NUMBERS = 65_536
 MAX_TEXT = 2000
@@ -45,15 +46,16 @@ MAX_TEXT = 2000
 @dataclass
 class Answer:
     """What the sandbox said about one run, checked."""
-    status: str                        # ok | error | problem | timeout | crashed | unavailable | busy | garbled
-    value: np.ndarray | None = None    # what the reader's function returned
+
+    status: str  # ok | error | problem | timeout | crashed | unavailable | busy | garbled
+    value: np.ndarray | None = None  # what the reader's function returned
     error_type: str = ""
     message: str = ""
     line: int | None = None
-    problem: str = ""                  # no_function | not_numbers | too_big
+    problem: str = ""  # no_function | not_numbers | too_big
     shape: tuple | None = None
     output: list[str] = field(default_factory=list)
-    more: int = 0                      # printed lines beyond those kept
+    more: int = 0  # printed lines beyond those kept
     limit_s: float | None = None
     url: str = ""
 
@@ -64,7 +66,7 @@ def _text(x, limit: int = MAX_TEXT) -> str:
 
 
 def _count(x) -> int:
-    return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 10 ** 12 else 0
+    return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 10**12 else 0
 
 
 def _number(x) -> float:
@@ -80,8 +82,11 @@ def read_array(spec) -> np.ndarray:
     if not isinstance(spec, dict):
         raise ValueError("not an array")
     shape, data = spec.get("shape"), spec.get("data")
-    if (not isinstance(shape, list) or len(shape) > 8
-            or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_NUMBERS for n in shape)):
+    if (
+        not isinstance(shape, list)
+        or len(shape) > 8
+        or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_NUMBERS for n in shape)
+    ):
         raise ValueError("bad shape")
     if not isinstance(data, list) or len(data) != math.prod(shape) or len(data) > MAX_NUMBERS:
         raise ValueError("bad data")
@@ -117,13 +122,20 @@ def read_answer(response) -> Answer:
     status = response.get("status")
     if status in ("timeout", "crashed", "unavailable", "busy"):
         limit = response.get("limit_s")
-        return Answer(status, message=_text(response.get("message")), url=_text(response.get("url"), 500),
-                      limit_s=float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None)
+        return Answer(
+            status,
+            message=_text(response.get("message")),
+            url=_text(response.get("url"), 500),
+            limit_s=float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None,
+        )
     if status != "done" or not isinstance(response.get("answer"), str):
         return Answer("garbled")
     output = response.get("output")
-    base = Answer("ok", output=[_text(s, 600) for s in output[:MAX_OUTPUT_LINES]] if isinstance(output, list) else [],
-                  more=_count(response.get("more")) + max(0, len(output) - MAX_OUTPUT_LINES if isinstance(output, list) else 0))
+    base = Answer(
+        "ok",
+        output=[_text(s, 600) for s in output[:MAX_OUTPUT_LINES]] if isinstance(output, list) else [],
+        more=_count(response.get("more")) + max(0, len(output) - MAX_OUTPUT_LINES if isinstance(output, list) else 0),
+    )
     try:
         return _read_result(json.loads(response["answer"]), base)
     except (ValueError, TypeError, KeyError, RecursionError):
@@ -149,6 +161,7 @@ def model_files() -> dict[str, str]:
     """The model package and its checkpoint, base64, for cells that `import model` in the sandbox
     (the sandbox gets its own copy: nothing it does reaches the app's model)."""
     import model
+
     pkg = Path(model.__file__).resolve().parent
     paths = sorted(pkg.glob("*.py")) + [pkg / "weights" / n for n in ("minigpt.npz", "tokenizer.json", "metrics.json")]
     return encode_files({f"model/{p.relative_to(pkg).as_posix()}": p for p in paths})
@@ -162,6 +175,7 @@ def runtime_for_panel_serve() -> dict:
     if configured:
         return json.loads(configured)
     from panel.io.convert import PYODIDE_VERSION
+
     base = f"https://cdn.jsdelivr.net/pyodide/{PYODIDE_VERSION}/full/"
     return {"pyodide": base + "pyodide.js", "indexURL": base, "packages": ["numpy"]}
 
@@ -182,7 +196,7 @@ class CodeSandbox(ReactiveHTML):
     response = param.Dict(default={}, doc="Set by the browser: the answer to the request.")
     status = param.String(default="off", doc="Set by the browser: off | starting | ready | running | failed.")
 
-    _from_browser = ("response", "status")                 # app/intake.py
+    _from_browser = ("response", "status")  # app/intake.py
     _template = '<div id="sandbox" class="kv-sandbox" aria-hidden="true"></div>'
     _scripts = {
         "render": (HERE / "host.js").read_text(encoding="utf-8"),
@@ -195,8 +209,8 @@ class CodeSandbox(ReactiveHTML):
         super().__init__(**params)
         self._next = 1
         self._waiting: dict[int, object] = {}
-        self._queue: list[tuple] = []           # (key, run, payload, on_answer, limit_s, on_start)
-        self.limit_in_flight = LIMIT_S          # the time limit of the run in flight
+        self._queue: list[tuple] = []  # (key, run, payload, on_answer, limit_s, on_start)
+        self.limit_in_flight = LIMIT_S  # the time limit of the run in flight
         self.param.watch(self._on_response, "response")
 
     def warm(self, with_model: bool = False) -> None:
@@ -204,7 +218,7 @@ class CodeSandbox(ReactiveHTML):
         if not self.sources:
             sources = {"runner": (HERE / "runner.py").read_text(encoding="utf-8")}
             updates = {}
-            if IN_BROWSER:     # the static site's standard library is slimmed: the lazy importer fills it in
+            if IN_BROWSER:  # the static site's standard library is slimmed: the lazy importer fills it in
                 updates["files"] = lazy_importer_files()
             else:
                 updates["runtime"] = runtime_for_panel_serve()
@@ -236,8 +250,9 @@ class CodeSandbox(ReactiveHTML):
         rid, self._next = self._next, self._next + 1
         payload_json = json.dumps(payload, allow_nan=False)
         if self._waiting:
-            self._queue = [q for q in self._queue if q[0] != key] + [(key, rid, payload_json, on_answer, limit_s,
-                                                                      on_start)]
+            self._queue = [q for q in self._queue if q[0] != key] + [
+                (key, rid, payload_json, on_answer, limit_s, on_start)
+            ]
         else:
             self._start(rid, payload_json, on_answer, limit_s)
         return rid
@@ -253,7 +268,7 @@ class CodeSandbox(ReactiveHTML):
         on_answer = self._waiting.pop(rid, None) if isinstance(rid, int) else None
         if on_answer is None:
             return
-        if self._queue and not self._waiting:        # the next in line, before this answer is shown
+        if self._queue and not self._waiting:  # the next in line, before this answer is shown
             _key, nid, payload_json, next_answer, limit_s, on_start = self._queue.pop(0)
             self._start(nid, payload_json, next_answer, limit_s)
             if on_start is not None:

@@ -14,6 +14,7 @@ code does to `sys.stdout` matters.
 
 Plain data in, plain data out (JSON): the page checks every field it reads.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,8 @@ import traceback
 import numpy as np
 
 FILENAME = "<code>"
-MAX_MESSAGE = 2000          # characters of an error message sent back
-MAX_NUMBERS = 65_536        # numbers of a returned array sent back
+MAX_MESSAGE = 2000  # characters of an error message sent back
+MAX_NUMBERS = 65_536  # numbers of a returned array sent back
 
 
 def to_array(spec: dict) -> np.ndarray:
@@ -43,12 +44,11 @@ def to_plain(value) -> dict:
     """What the reader's function returned -> {"status": "ok", "value": {...}} or a problem."""
     try:
         out = np.asarray(value, dtype=np.float64)
-    except BaseException as e:           # anything: a ragged list, an object whose __array__ raises
+    except BaseException as e:  # anything: a ragged list, an object whose __array__ raises
         return {"status": "problem", "problem": "not_numbers", "error": describe(e)}
     if out.size > MAX_NUMBERS:
         return {"status": "problem", "problem": "too_big", "shape": list(out.shape)}
-    return {"status": "ok", "value": {"shape": list(out.shape),
-                                      "data": [encode_number(float(x)) for x in out.ravel()]}}
+    return {"status": "ok", "value": {"shape": list(out.shape), "data": [encode_number(float(x)) for x in out.ravel()]}}
 
 
 def safe_str(e: BaseException) -> str:
@@ -80,18 +80,29 @@ def find_entry(namespace: dict, names) -> object | None:
 
 
 # The lesson's names for the model's three passes, in each language of the page.
-LESSON_NAMES = {"es": ("llenar", "avanzar", "adelante"), "en": ("prefill", "step", "forward"),
-                "pt": ("preencher", "avancar", "adiante")}
+LESSON_NAMES = {
+    "es": ("llenar", "avanzar", "adelante"),
+    "en": ("prefill", "step", "forward"),
+    "pt": ("preencher", "avancar", "adiante"),
+}
 
 
 def lesson_namespace(seed: int, lang: str) -> dict:
     """What the lesson's first cell runs on: the model (a fresh copy of the checkpoint, loaded
     here in the sandbox), its tokenizer, the sampler and a generator with the page's seed."""
     from model import MiniGPT, sample
+
     gpt = MiniGPT.load()
     fill, step, forward = LESSON_NAMES.get(lang, LESSON_NAMES["es"])
-    return {"gpt": gpt, "tokenizer": gpt.tokenizer, "sample": sample, "rng": np.random.default_rng(seed),
-            fill: gpt.llenar, step: gpt.avanzar, forward: gpt.forward}
+    return {
+        "gpt": gpt,
+        "tokenizer": gpt.tokenizer,
+        "sample": sample,
+        "rng": np.random.default_rng(seed),
+        fill: gpt.llenar,
+        step: gpt.avanzar,
+        forward: gpt.forward,
+    }
 
 
 def run(code: str, entry=(), args=(), lesson: dict | None = None) -> dict:
@@ -118,10 +129,12 @@ def run(code: str, entry=(), args=(), lesson: dict | None = None) -> dict:
 def run_json(request_json: str) -> str:
     """The worker's entry point: a JSON request in, a JSON answer out."""
     request = json.loads(request_json)
-    answer = run(request.get("code", ""), tuple(request.get("entry") or ()), request.get("args") or (),
-                 request.get("lesson"))
+    answer = run(
+        request.get("code", ""), tuple(request.get("entry") or ()), request.get("args") or (), request.get("lesson")
+    )
     try:
         return json.dumps(answer, allow_nan=False)
-    except BaseException as e:           # should not happen: every field above is plain data
-        return json.dumps({"status": "error", "error": {"type": type(e).__name__, "message": safe_str(e),
-                                                         "line": None}})
+    except BaseException as e:  # should not happen: every field above is plain data
+        return json.dumps(
+            {"status": "error", "error": {"type": type(e).__name__, "message": safe_str(e), "line": None}}
+        )

@@ -9,6 +9,7 @@ What sections share: base.py (plain, measuring, stepped), drawing.py (tables, pl
 cells), code.py (running the reader's code), stepwise.py (a measurement in parts). Adding one:
 docs/design.md.
 """
+
 from __future__ import annotations
 
 from .batch.view import BatchSection
@@ -22,13 +23,13 @@ from .smaller.view import SmallerSection
 from .spec.view import SpecSection
 
 SECTIONS = (
-    LabSection,          # Tus milisegundos: the lesson's timing table, measured here
-    ProveSection,        # Pruébalo: the lesson's first cell, and the IndexError at 65
-    QuizSection,         # Comprueba tu intuición: five questions and the challenge
-    ContextSection,      # ¿Cuánto contexto cabe?: the calculator
-    SmallerSection,      # beyond the lesson: a smaller cache
-    BatchSection,        # beyond the lesson: batching
-    ContinuousSection,   # beyond the lesson: continuous batching, the slots over time
-    SpecSection,         # beyond the lesson: speculative decoding
-    PagedSection,        # beyond the lesson: a paged cache (PagedAttention)
+    LabSection,  # Tus milisegundos: the lesson's timing table, measured here
+    ProveSection,  # Pruébalo: the lesson's first cell, and the IndexError at 65
+    QuizSection,  # Comprueba tu intuición: five questions and the challenge
+    ContextSection,  # ¿Cuánto contexto cabe?: the calculator
+    SmallerSection,  # beyond the lesson: a smaller cache
+    BatchSection,  # beyond the lesson: batching
+    ContinuousSection,  # beyond the lesson: continuous batching, the slots over time
+    SpecSection,  # beyond the lesson: speculative decoding
+    PagedSection,  # beyond the lesson: a paged cache (PagedAttention)
 )

@@ -11,6 +11,7 @@
 
 Each section is a folder of app/sections/ (app/sections/__init__.py lists them in the page's order).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -36,10 +37,10 @@ class Section(OnSession):
 
     key = ""
     title_key = ""
-    css = CSS                    # a section with a style.css of its own: folder_css(__file__)
+    css = CSS  # a section with a style.css of its own: folder_css(__file__)
 
     def __init__(self, view):
-        self.view = view                     # the Explorable (app/page.py): its session, sandbox, language
+        self.view = view  # the Explorable (app/page.py): its session, sandbox, language
         self.session = view.session
         self.card = Disclosure()
         self.built = False
@@ -121,7 +122,7 @@ class MeasuringSection(Section):
 
     async def run(self, _event=None):
         if self.lab is not None and not self.lab.finished:
-            return                                    # already running: one run at a time
+            return  # already running: one run at a time
         self.lab = lab = self.new_lab()
         self.runs += 1
         # changes made from a coroutine reach the browser through pn.io.unlocked (no-op under Pyodide)
@@ -134,7 +135,7 @@ class MeasuringSection(Section):
                 with pn.io.unlocked():
                     self.progress.value = lab.done
                     self.show()
-                await asyncio.sleep(0.01)             # the browser's messages (Cancel) get in here
+                await asyncio.sleep(0.01)  # the browser's messages (Cancel) get in here
         finally:
             with pn.io.unlocked():
                 self.run_button.disabled, self.cancel_button.disabled = False, True
@@ -144,8 +145,7 @@ class MeasuringSection(Section):
     def status_html(self, testid: str, text: str) -> str:
         """The run's state, for the reader and for tests (which run, running or done)."""
         state = "done" if self.lab.finished else "running"
-        return (f"<p role='status' data-testid='{testid}' data-run='{self.runs}' data-state='{state}'>"
-                f"{esc(text)}</p>")
+        return f"<p role='status' data-testid='{testid}' data-run='{self.runs}' data-state='{state}'>{esc(text)}</p>"
 
 
 class Stepper:
@@ -162,8 +162,14 @@ class Stepper:
         self.step_button.on_click(lambda _e: self.step())
         self.reset_button.on_click(lambda _e: self.restart())
         self.play_button.param.watch(lambda e: self.play(e.new), "value")
-        self.row = pn.FlexBox(self.step_button, self.play_button, self.reset_button, align_items="center",
-                              gap="8px", sizing_mode="stretch_width")
+        self.row = pn.FlexBox(
+            self.step_button,
+            self.play_button,
+            self.reset_button,
+            align_items="center",
+            gap="8px",
+            sizing_mode="stretch_width",
+        )
 
     def label(self, step: str, play: str, pause: str, reset: str):
         self.step_button.name, self.reset_button.name, self.names = step, reset, (play, pause)
@@ -182,7 +188,7 @@ class Stepper:
         self.reset()
 
 
-ERROR_EXPLAIN = {"batch": "batch_error_explain", "spec": "spec_error_explain"}     # by the section's key
+ERROR_EXPLAIN = {"batch": "batch_error_explain", "spec": "spec_error_explain"}  # by the section's key
 
 
 class SteppedSection(MeasuringSection):
@@ -216,7 +222,8 @@ class SteppedSection(MeasuringSection):
             return
         with pn.io.unlocked():
             self.draw()
-            e = self.current.error               # the position table's IndexError past the window
-            self.error.object = "" if e is None else error_html(self.t, e, self.view.n, f"{self.key}-error",
-                                                                ERROR_EXPLAIN[self.key])
+            e = self.current.error  # the position table's IndexError past the window
+            self.error.object = (
+                "" if e is None else error_html(self.t, e, self.view.n, f"{self.key}-error", ERROR_EXPLAIN[self.key])
+            )
             self.draw_state()

@@ -1,6 +1,7 @@
 """What the sections that run the reader's code share (the lesson's cell, the challenge): the editor,
 the code to run (what is on the screen), and the run's answer in words: what it printed, how it
 ended if it did not end normally, and the wait (running, or in line behind another run)."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -10,9 +11,14 @@ from ..i18n import num
 
 
 def code_editor(value: str, height: int):
-    return pn.widgets.TextAreaInput(value=value, height=height, sizing_mode="stretch_width",
-                                    stylesheets=["textarea { font-family: ui-monospace, Menlo, Consolas, monospace; "
-                                                 "font-size: 14px; line-height: 1.4; }"])
+    return pn.widgets.TextAreaInput(
+        value=value,
+        height=height,
+        sizing_mode="stretch_width",
+        stylesheets=[
+            "textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 14px; line-height: 1.4; }"
+        ],
+    )
 
 
 class LatestCode:
@@ -25,7 +31,7 @@ class LatestCode:
         editor.param.watch(self._typed, ["value", "value_input"])
 
     def _typed(self, *events):
-        self.code = events[-1].new            # both may change in one update, with the same text
+        self.code = events[-1].new  # both may change in one update, with the same text
 
 
 def output_html(t, answer) -> str:
@@ -33,14 +39,21 @@ def output_html(t, answer) -> str:
     if not answer.output and not answer.more:
         return ""
     more = f"\n{t('code_more', n=answer.more)}" if answer.more else ""
-    return (f"<p class='explain'>{esc(t('code_output'))}</p>"
-            f"<pre class='code' data-testid='code-output'>{esc(chr(10).join(answer.output) + more)}</pre>")
+    return (
+        f"<p class='explain'>{esc(t('code_output'))}</p>"
+        f"<pre class='code' data-testid='code-output'>{esc(chr(10).join(answer.output) + more)}</pre>"
+    )
 
 
 def failure_html(t, lang, answer, limit_s) -> str | None:
     """The sentence for a run that did not finish normally (stopped, crashed, ...); None if it did."""
-    key = {"timeout": "code_stopped", "crashed": "code_crashed", "unavailable": "code_unavailable",
-           "garbled": "code_garbled", "busy": "code_busy"}.get(answer.status)
+    key = {
+        "timeout": "code_stopped",
+        "crashed": "code_crashed",
+        "unavailable": "code_unavailable",
+        "garbled": "code_garbled",
+        "busy": "code_busy",
+    }.get(answer.status)
     if key is None:
         return None
     text = t(key, limit=num(answer.limit_s or limit_s, lang), message=answer.message or answer.url)
@@ -51,7 +64,11 @@ def waiting_html(view, testid: str, pane, run: int, queued: bool = False) -> Non
     """A run's result while it has none: running, or waiting in line for another run to end (at the
     latest at that run's time limit)."""
     t = view.t
-    state, text = (("queued", t("code_queued", limit=num(view.sandbox.limit_in_flight, view.lang))) if queued
-                   else ("running", t("code_running")))
-    pane.object = (f"<div data-testid='{testid}' data-state='{state}' data-run='{run}'><p role='status'>"
-                   f"{esc(text)}</p></div>")
+    state, text = (
+        ("queued", t("code_queued", limit=num(view.sandbox.limit_in_flight, view.lang)))
+        if queued
+        else ("running", t("code_running"))
+    )
+    pane.object = (
+        f"<div data-testid='{testid}' data-state='{state}' data-run='{run}'><p role='status'>{esc(text)}</p></div>"
+    )

@@ -1,6 +1,7 @@
 """What the sections draw alike: tables of measurements, plots of a few series, grids of cells
 (conversations' slots, caches' positions), legends in words. Bokeh models only (no bokeh.plotting
 at the page's start-up: it comes with the first section that plots)."""
+
 from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, Rect
@@ -25,12 +26,13 @@ def cell_figure(n_ctx: int, height: int, y_range, hatch: str):
     """A figure of cells over positions (or slots) 1..n_ctx, plain or hatched (two glyphs: a hatch
     pattern per cell makes every redraw far slower). -> (figure, plain cells' source, hatched cells')."""
     f = position_figure(n_ctx, height, y_range=y_range)
-    f.yaxis.ticker = FixedTicker(ticks=[])               # one tick per row, set by the section
+    f.yaxis.ticker = FixedTicker(ticks=[])  # one tick per row, set by the section
     sources = [ColumnDataSource({k: [] for k in CELL_COLUMNS}) for _ in range(2)]
     style = dict(x="x", y="y", width=0.9, height=0.8, fill_color="color", line_color="line")
     plain = f.add_glyph(sources[0], Rect(**style))
-    hatched = f.add_glyph(sources[1], Rect(hatch_pattern=hatch, hatch_color=PALETTE["faint"], hatch_alpha=0.6,
-                                           hatch_scale=5, **style))
+    hatched = f.add_glyph(
+        sources[1], Rect(hatch_pattern=hatch, hatch_color=PALETTE["faint"], hatch_alpha=0.6, hatch_scale=5, **style)
+    )
     f.add_tools(HoverTool(renderers=[plain, hatched], tooltips="@what «@tok»"))
     return f, sources[0], sources[1]
 
@@ -50,10 +52,18 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
     """A plot of a few series over the same x, each a line with its markers and a legend entry, hidden
     until there is something to show. styles: key -> (colour, marker, dash).
     -> (figure, {key: (source with x and y, legend item)})."""
-    from bokeh.plotting import figure     # with the section: not at the page's start-up
+    from bokeh.plotting import figure  # with the section: not at the page's start-up
+
     kw.setdefault("height", 300)
-    f = figure(sizing_mode="stretch_width", x_range=x_range, toolbar_location=None, tools="",
-               min_border_left=10, visible=False, **kw)
+    f = figure(
+        sizing_mode="stretch_width",
+        x_range=x_range,
+        toolbar_location=None,
+        tools="",
+        min_border_left=10,
+        visible=False,
+        **kw,
+    )
     f.xaxis.ticker = FixedTicker(ticks=list(ticks))
     f.y_range.start = 0
     series = {}
@@ -62,7 +72,7 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
         line = f.line("x", "y", source=src, color=color, line_width=2, line_dash=dash)
         dots = f.scatter("x", "y", source=src, marker=marker, size=8, color=color)
         series[key] = (src, LegendItem(label="", renderers=[line, dots]))
-    f.add_layout(Legend(items=[item for _, item in series.values()], border_line_alpha=0), "below")   # off the data
+    f.add_layout(Legend(items=[item for _, item in series.values()], border_line_alpha=0), "below")  # off the data
     f.add_tools(HoverTool(tooltips=tooltips))
     f.outline_line_color = None
     return f, series
@@ -73,5 +83,6 @@ def lab_table(t, label: str, head: list[str], rows: list[list[str]], testid: str
     (as every wide table of the page: parts.scroll_region)."""
     th = "".join(f"<th>{esc(t(k))}</th>" for k in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return scroll_region(label, f"<table class='data' data-testid='{testid}'><thead><tr>{th}</tr></thead>"
-                                f"<tbody>{body}</tbody></table>")
+    return scroll_region(
+        label, f"<table class='data' data-testid='{testid}'><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    )

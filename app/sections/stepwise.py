@@ -1,5 +1,6 @@
 """A measurement in parts (plain Python, no Panel): the measuring sections' labs are Stepwise, so the
 page never freezes and the reader can cancel between parts (app/sections/base.py MeasuringSection)."""
+
 from __future__ import annotations
 
 

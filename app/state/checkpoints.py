@@ -6,6 +6,7 @@ hashed file and writes their manifest into the app archive (app/checkpoints.json
 url, sha256); the first time a reader picks one, the worker fetches it (a synchronous request:
 the app's interpreter runs in a worker), checks its sha256 and writes it where the model looks.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,7 @@ from model import MiniGPT
 from model.checkpoint import CHECKPOINTS_DIR, VARIANTS, load_metrics
 
 HERE = Path(__file__).resolve().parent
-MANIFEST = HERE.parent / "checkpoints.json"          # app/checkpoints.json, written by the build
+MANIFEST = HERE.parent / "checkpoints.json"  # app/checkpoints.json, written by the build
 _loaded: dict[str, MiniGPT] = {}
 
 
@@ -34,8 +35,9 @@ def read_only(gpt: MiniGPT) -> MiniGPT:
 
 def fetch_bytes(url: str) -> bytes:
     """GET url from the worker, synchronously (Pyodide only)."""
-    from js import Uint8Array, XMLHttpRequest, location
     from js import URL as JsURL
+    from js import Uint8Array, XMLHttpRequest, location
+
     full = JsURL.new(url, location.href).href
     xhr = XMLHttpRequest.new()
     xhr.open("GET", full, False)
@@ -50,7 +52,7 @@ def ensure_files(name: str, fetch=fetch_bytes, manifest: Path = MANIFEST, only=N
     """Put the checkpoint's files (or `only` those) where the model looks, fetching the ones missing
     (static site)."""
     if not manifest.is_file():
-        return                                   # panel serve, tests: the files are in the repository
+        return  # panel serve, tests: the files are in the repository
     entry = json.loads(manifest.read_text(encoding="utf-8")).get(name, {})
     folder = CHECKPOINTS_DIR / name
     for filename, where in entry.items():
@@ -84,5 +86,5 @@ def metrics(name: str | None) -> dict:
     if name is None:
         return load_metrics()
     if sys.platform == "emscripten":
-        ensure_files(name, only=("metrics.json",))           # a few hundred bytes, not the weights
+        ensure_files(name, only=("metrics.json",))  # a few hundred bytes, not the weights
     return load_metrics(CHECKPOINTS_DIR / name / "metrics.json")

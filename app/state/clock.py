@@ -3,6 +3,7 @@ chosen from the measurement itself, and every number is rounded the same way whe
 appears (a heading that says 2.6× and a sentence under it that says 3 would contradict
 each other). No Panel here.
 """
+
 from __future__ import annotations
 
 import math
@@ -10,9 +11,9 @@ from dataclasses import dataclass
 
 from ..i18n import num
 
-FLAT = 1.5          # cached times within this factor of each other: "almost flat"
-RAMP = 2.0          # the full pass at the last position at least this many times the first: "a ramp"
-NEAR_COUNT = 0.8    # a clock ratio at least this share of the count: "almost what the count says"
+FLAT = 1.5  # cached times within this factor of each other: "almost flat"
+RAMP = 2.0  # the full pass at the last position at least this many times the first: "a ramp"
+NEAR_COUNT = 0.8  # a clock ratio at least this share of the count: "almost what the count says"
 
 
 def ratio_text(x: float, lang: str) -> str:
@@ -45,14 +46,15 @@ def verdict(ratio: float, count: float) -> str:
 @dataclass(frozen=True)
 class Reading:
     """The timing table, read: what its sentences may say."""
-    first: int                  # first and last positions measured
+
+    first: int  # first and last positions measured
     last: int
-    cached_lo: float            # seconds, over the positions
+    cached_lo: float  # seconds, over the positions
     cached_hi: float
     full_first: float
     full_last: float
-    ratio: float                # the clock at the last position
-    count: float                # the count there
+    ratio: float  # the clock at the last position
+    count: float  # the count there
     flat: bool
     ramp: bool
     verdict: str
@@ -61,19 +63,38 @@ class Reading:
 def read_table(rows: list[dict]) -> Reading:
     cached = [r["cached_s"] for r in rows]
     first, last = rows[0], rows[-1]
-    return Reading(first["t"], last["t"], min(cached), max(cached), first["full_s"], last["full_s"],
-                   last["clock_ratio"], last["count_ratio"], max(cached) <= FLAT * min(cached),
-                   last["full_s"] >= RAMP * first["full_s"], verdict(last["clock_ratio"], last["count_ratio"]))
+    return Reading(
+        first["t"],
+        last["t"],
+        min(cached),
+        max(cached),
+        first["full_s"],
+        last["full_s"],
+        last["clock_ratio"],
+        last["count_ratio"],
+        max(cached) <= FLAT * min(cached),
+        last["full_s"] >= RAMP * first["full_s"],
+        verdict(last["clock_ratio"], last["count_ratio"]),
+    )
 
 
-LAB_CLOCK = {"slower": "lab_clock_slower", "near": "lab_clock_near", "short": "lab_clock_short"}   # verdict()
+LAB_CLOCK = {"slower": "lab_clock_slower", "near": "lab_clock_near", "short": "lab_clock_short"}  # verdict()
 
 
 def table_sentences(r: Reading, lang: str) -> list[tuple[str, dict]]:
     """The lab's explanation, as (message key, values), from what the table measured."""
-    values = {"t0": r.first, "t1": r.last, "a": ms_text(r.full_first, lang), "b": ms_text(r.full_last, lang),
-              "lo": ms_text(r.cached_lo, lang), "hi": ms_text(r.cached_hi, lang),
-              "x": clock_text(r.ratio, lang), "n": num(r.count, lang)}
-    return [("lab_full_ramp" if r.ramp else "lab_full_flat", values),
-            ("lab_cached_flat" if r.flat else "lab_cached_varies", values),
-            (LAB_CLOCK[r.verdict], values)]
+    values = {
+        "t0": r.first,
+        "t1": r.last,
+        "a": ms_text(r.full_first, lang),
+        "b": ms_text(r.full_last, lang),
+        "lo": ms_text(r.cached_lo, lang),
+        "hi": ms_text(r.cached_hi, lang),
+        "x": clock_text(r.ratio, lang),
+        "n": num(r.count, lang),
+    }
+    return [
+        ("lab_full_ramp" if r.ramp else "lab_full_flat", values),
+        ("lab_cached_flat" if r.flat else "lab_cached_varies", values),
+        (LAB_CLOCK[r.verdict], values),
+    ]

@@ -7,6 +7,7 @@ other way is the proof (their largest difference). Switching the mode therefore
 never recomputes anything. The clock is measured apart (`measure_clock`), in
 interleaved samples, once the page has shown the step.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,15 +21,17 @@ from model.timing import Comparison, compare
 
 from .settings import CACHE, FULL, MODES, Settings
 
-FLOAT64 = "float64"       # the lesson's cache: every number as computed
+FLOAT64 = "float64"  # the lesson's cache: every number as computed
 
 # what a cell of the cache grid shows at this step
 FUTURE, READ, COMPUTED = 0, 1, 2
 
 PROMPT = "La Nela"
 # a fixed text for the colour scale of the cache grid (the novel's first sentences)
-REFERENCE = ("Se puso el sol. Tras el breve crepúsculo vino tranquila y oscura la noche, en cuyo negro "
-             "seno murieron poco a poco los últimos rumores de la tierra soñolienta")
+REFERENCE = (
+    "Se puso el sol. Tras el breve crepúsculo vino tranquila y oscura la noche, en cuyo negro "
+    "seno murieron poco a poco los últimos rumores de la tierra soñolienta"
+)
 
 
 @dataclass
@@ -36,6 +39,7 @@ class StepError:
     """The exception a step raised, as the reader will see it. `lesson`: it is the lesson's
     error, the position table's IndexError past n_ctx; anything else is a failure and is
     reported as what it is."""
+
     type_name: str
     message: str
     position: int
@@ -45,9 +49,10 @@ class StepError:
 @dataclass
 class Measure:
     """One position, computed both ways."""
-    proof: float | None = None        # max |cached logits - full-pass logits|
-    clock: Comparison | None = None   # avanzar on the cache of t-1 positions vs the full pass over t
-    recomputed: float | None = None   # max |K, V the full pass recomputed - the cached ones|, positions 1..t-1
+
+    proof: float | None = None  # max |cached logits - full-pass logits|
+    clock: Comparison | None = None  # avanzar on the cache of t-1 positions vs the full pass over t
+    recomputed: float | None = None  # max |K, V the full pass recomputed - the cached ones|, positions 1..t-1
 
     @property
     def cached_s(self) -> float | None:
@@ -75,7 +80,7 @@ class Explorer:
         self.prompt = prompt
         self.settings = settings or Settings(n_ctx=gpt.config.n_ctx, n_prompt=len(gpt.tokenizer.encode(prompt)))
         self.fmt = FLOAT64
-        self.lesson_gpt = gpt            # the model the page began with: the lesson's (app/sections/quiz)
+        self.lesson_gpt = gpt  # the model the page began with: the lesson's (app/sections/quiz)
         self.use_model(gpt)
         self.reset()
 
@@ -109,7 +114,8 @@ class Explorer:
 
     def empty_cache(self):
         """A cache of the current format with nothing in it (model/quantize.py for fewer bits)."""
-        from model.quantize import QuantizedKVCache         # only once a reader asks for fewer bits
+        from model.quantize import QuantizedKVCache  # only once a reader asks for fewer bits
+
         return QuantizedKVCache.empty(self.cfg, self.fmt)
 
     def refill(self) -> None:
@@ -118,7 +124,7 @@ class Explorer:
         numbers as the format keeps them) and a float64 twin of it; the selected mode's pass gives the
         next token's logits and the reads (the full pass, without the cache, is the float64 one)."""
         logits, self.cache64, self.reads = self.gpt.prefill(self.ids, return_weights=True)
-        self.cache, self.next_logits = self.cache64, logits[-1]          # (V,) the next token's logits
+        self.cache, self.next_logits = self.cache64, logits[-1]  # (V,) the next token's logits
         if self.fmt != FLOAT64:
             quantized, self.cache, reads = self.gpt.prefill(self.ids, self.empty_cache(), return_weights=True)
             if self.mode == CACHE:
@@ -130,10 +136,13 @@ class Explorer:
     def _kv_scale(self) -> dict[tuple[int, str], float]:
         """A fixed colour scale per (block, 'k'|'v'): the 99th percentile of |value| on a
         reference text. Fixed, so a stored column never changes colour."""
-        ids = self.gpt.tokenizer.encode(REFERENCE)[:self.cfg.n_ctx]
+        ids = self.gpt.tokenizer.encode(REFERENCE)[: self.cfg.n_ctx]
         _, cache = self.gpt.llenar(ids)
-        return {(l, kind): float(np.percentile(np.abs((cache.k if kind == "k" else cache.v)[l]), 99)) or 1.0
-                for l in range(self.cfg.n_layers) for kind in ("k", "v")}
+        return {
+            (l, kind): float(np.percentile(np.abs((cache.k if kind == "k" else cache.v)[l]), 99)) or 1.0
+            for l in range(self.cfg.n_layers)
+            for kind in ("k", "v")
+        }
 
     # -- state ------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -151,8 +160,11 @@ class Explorer:
         key = (self.settings.seed, self.settings.top_p)
         if self._baseline is None or self._baseline[0] != key:
             from model import generate
-            self._baseline = key, generate(self.gpt, self.prompt, self.cfg.n_ctx - self.n_prompt,
-                                           seed=key[0], top_p=key[1])
+
+            self._baseline = (
+                key,
+                generate(self.gpt, self.prompt, self.cfg.n_ctx - self.n_prompt, seed=key[0], top_p=key[1]),
+            )
         return next((i + 1 for i, (a, b) in enumerate(zip(self.ids, self._baseline[1])) if a != b), None)
 
     @property
@@ -202,12 +214,12 @@ class Explorer:
         rng_state = self.rng.bit_generator.state
         ids = self.ids + [None]
 
-        def with_cache():                       # avanzar: one row, on a copy of the cache
+        def with_cache():  # avanzar: one row, on a copy of the cache
             grown = self.cache.copy()
             logits, reads = self.gpt.step(token, grown, return_weights=True)
             return logits, grown, reads
 
-        def without_cache():                    # the full pass over every token
+        def without_cache():  # the full pass over every token
             all_logits, cache, reads = self.gpt.prefill(ids, return_weights=True)
             return all_logits[-1], cache, reads
 
@@ -219,7 +231,7 @@ class Explorer:
             check = ways[other]() if measure else None
             twin = self.twin_step(token, logits if self.mode == CACHE else None)
             kept = self.kept(cache, check, twin, with_cache)
-        except Exception as e:                 # the model's own error, kept for the reader to see
+        except Exception as e:  # the model's own error, kept for the reader to see
             self.rng.bit_generator.state = rng_state
             lesson = is_position_error(e)
             self.error = StepError(type(e).__name__, str(e), position=len(ids), lesson=lesson)
@@ -260,8 +272,9 @@ class Explorer:
         """The proof of a step computed both ways: the logits' largest difference, and the keys and
         values the full pass recomputed for positions 1..t-1 against the ones the cache kept."""
         full_cache = cache if self.mode == FULL else check[1]
-        return Measure(float(np.abs(logits - check[0]).max()),
-                       recomputed=kv_difference(previous, full_cache, len(previous)))
+        return Measure(
+            float(np.abs(logits - check[0]).max()), recomputed=kv_difference(previous, full_cache, len(previous))
+        )
 
     def measure_clock(self, samples: int = 5, min_seconds: float = 0.002) -> bool:
         """Time the current position both ways (interleaved samples, model/timing.py), once.
@@ -272,8 +285,12 @@ class Explorer:
         before = self.cache.copy()
         before.truncate(self.t - 1)
         token, ids = self.ids[-1], list(self.ids)
-        m.clock = compare(lambda: self.gpt.avanzar(token, before.copy()), lambda: self.gpt.forward(ids),
-                          samples=samples, min_seconds=min_seconds)
+        m.clock = compare(
+            lambda: self.gpt.avanzar(token, before.copy()),
+            lambda: self.gpt.forward(ids),
+            samples=samples,
+            min_seconds=min_seconds,
+        )
         return True
 
     def weights_digest(self) -> str:
@@ -312,14 +329,14 @@ class Explorer:
         if t <= self.n_prompt or self.mode == FULL:
             states[:t] = COMPUTED
         else:
-            states[:t - 1] = READ
+            states[: t - 1] = READ
             states[t - 1] = COMPUTED
         return states
 
     def vectors(self, layer: int, kind: str) -> np.ndarray:
         """(t, d) the cached keys ('k') or values ('v') of a block, one row per position,
         the heads side by side."""
-        a = (self.cache.k if kind == "k" else self.cache.v)[layer]       # (H, t, d_k)
+        a = (self.cache.k if kind == "k" else self.cache.v)[layer]  # (H, t, d_k)
         H, t, dk = a.shape
         return a.transpose(1, 0, 2).reshape(t, H * dk)
 

@@ -4,6 +4,7 @@
 watch `revision`, which every action bumps once after the explorer has changed, and the
 settings' `lang`; none of them keeps a copy of the state.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -12,8 +13,8 @@ import param
 
 from model.config import KV_HEADS_CHECKPOINTS
 
-from .settings import CACHE, FULL, Settings
 from .explorer import Explorer
+from .settings import CACHE, FULL, Settings
 
 
 class Session(param.Parameterized):
@@ -65,11 +66,12 @@ class Session(param.Parameterized):
     def _rebuilt(self, *_):
         """Another checkpoint (shared K/V heads) or another cache format: the text so far stays, read
         again by the model (llenar) into a cache of the new kind."""
-        from . import checkpoints                    # the other checkpoints load only when chosen
+        from . import checkpoints  # the other checkpoints load only when chosen
+
         name = KV_HEADS_CHECKPOINTS[self.settings.kv_heads]
         gpt = checkpoints.load(name)
         if gpt is not self.ex.gpt:
-            self.ex.switch_model(gpt, self.settings.precision)     # one pass fills the new cache
+            self.ex.switch_model(gpt, self.settings.precision)  # one pass fills the new cache
         elif self.settings.precision != self.ex.fmt:
             self.ex.set_format(self.settings.precision)
         with self.dispatch():
@@ -83,8 +85,8 @@ class Session(param.Parameterized):
 
     def _changed(self, *_):
         with param.discard_events(self.settings):
-            self.settings.t = self.ex.t            # the share link and a reload keep the position
+            self.settings.t = self.ex.t  # the share link and a reload keep the position
         with self.dispatch():
             if self.settings.mode == FULL:
-                self.ramp = True                   # the first switch to no cache shows the grey ramp, for good
+                self.ramp = True  # the first switch to no cache shows the grey ramp, for good
             self.revision += 1

@@ -13,6 +13,7 @@ decimal point, an exponent), at most 40 characters. The static page's shell read
 the URL before Python runs with the same rules, exported by `url_rules()`
 (static/urlquery.js; tests/test_urlquery.py runs both on the same URLs).
 """
+
 from __future__ import annotations
 
 import re
@@ -28,7 +29,7 @@ CACHE, FULL = "cache", "full"
 MODES = (CACHE, FULL)
 ALIASES = {"mode": {"con": CACHE, "sin": FULL, "nocache": FULL, "no-cache": FULL}}
 TRUE, FALSE = ("1", "true", "yes", "si", "sí"), ("0", "false", "no")
-MAX_DIGITS = 40             # a longer number is not a seed or a position: refused before int() sees it
+MAX_DIGITS = 40  # a longer number is not a seed or a position: refused before int() sees it
 SPACES = " \t\n\r\f\v"
 INTEGER = re.compile(r"[+-]?[0-9]+")
 NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -38,20 +39,23 @@ class Settings(param.Parameterized):
     lang = param.Selector(default=DEFAULT_LANG, objects=list(LANGS), doc="Language of the page.")
     mode = param.Selector(default=CACHE, objects=list(MODES), doc="With the cache, or the full pass.")
     t = param.Integer(default=None, allow_None=True, bounds=(2, 64), doc="Start at this position.")
-    seed = param.Integer(default=0, bounds=(0, 2 ** 32 - 1), doc="Seed of the sampler.")
+    seed = param.Integer(default=0, bounds=(0, 2**32 - 1), doc="Seed of the sampler.")
     top_p = param.Number(default=0.9, bounds=(0.05, 1.0), step=0.05, doc="Top-p of the sampler.")
     speed = param.Integer(default=4, bounds=(1, 20), doc="Tokens per second when animating.")
     embed = param.Boolean(default=False, doc="No title or introduction: the course page has its own.")
-    kv_heads = param.Selector(default=4, objects=list(KV_HEADS_CHECKPOINTS), doc="Key/value heads: 4 is the lesson's model.")
-    precision = param.Selector(default="float64", objects=list(CACHE_FORMATS),
-                               doc="How the cache stores its numbers: float64 is the lesson's.")
+    kv_heads = param.Selector(
+        default=4, objects=list(KV_HEADS_CHECKPOINTS), doc="Key/value heads: 4 is the lesson's model."
+    )
+    precision = param.Selector(
+        default="float64", objects=list(CACHE_FORMATS), doc="How the cache stores its numbers: float64 is the lesson's."
+    )
 
     URL_KEYS = ("lang", "mode", "t", "seed", "top_p", "speed", "embed", "kv_heads", "precision")
 
     def __init__(self, n_ctx: int = 64, n_prompt: int = 2, **params):
         super().__init__(**params)
-        self.param.t.bounds = (n_prompt, n_ctx)    # per instance: the model's own window
-        self.notices: list[tuple[str, str, str, dict]] = []   # (key, value, reason key, reason values)
+        self.param.t.bounds = (n_prompt, n_ctx)  # per instance: the model's own window
+        self.notices: list[tuple[str, str, str, dict]] = []  # (key, value, reason key, reason values)
 
     def query(self) -> str:
         """The query string that reproduces this state (a share link, a reload)."""
@@ -59,7 +63,7 @@ class Settings(param.Parameterized):
         if self.t is not None:
             parts.append(f"t={self.t}")
         parts += [f"seed={self.seed}", f"speed={self.speed}", f"top_p={self.top_p:g}"]
-        if self.kv_heads != 4 or self.precision != "float64":       # beyond the lesson: only when chosen
+        if self.kv_heads != 4 or self.precision != "float64":  # beyond the lesson: only when chosen
             parts += [f"kv_heads={self.kv_heads}", f"precision={self.precision}"]
         if self.embed:
             parts.append("embed=1")
@@ -78,11 +82,18 @@ class Settings(param.Parameterized):
             else:
                 rule = {"kind": "int" if isinstance(p, param.Integer) else "float", "bounds": list(p.bounds)}
             params[key] = {**rule, "default": p.default}
-        return {"params": params, "true": list(TRUE), "false": list(FALSE), "spaces": SPACES,
-                "max_digits": MAX_DIGITS, "integer": INTEGER.pattern, "number": NUMBER.pattern}
+        return {
+            "params": params,
+            "true": list(TRUE),
+            "false": list(FALSE),
+            "spaces": SPACES,
+            "max_digits": MAX_DIGITS,
+            "integer": INTEGER.pattern,
+            "number": NUMBER.pattern,
+        }
 
     @classmethod
-    def from_query(cls, query, n_ctx: int = 64, n_prompt: int = 2) -> "Settings":
+    def from_query(cls, query, n_ctx: int = 64, n_prompt: int = 2) -> Settings:
         """Settings from a URL query ('?lang=en&t=12') or Panel's session_args; bad values become
         notices."""
         settings = cls(n_ctx=n_ctx, n_prompt=n_prompt)

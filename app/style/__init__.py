@@ -6,6 +6,7 @@ every stylesheet reads the same roles as CSS custom properties, `var(--kv-<role>
 `palette_css()` writes from PALETTE (into CSS, the styles every pane carries, and into the page's
 shell at build time). A stylesheet never writes a colour by value (tests/test_structure.py).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,54 +18,60 @@ HERE = Path(__file__).resolve().parent
 
 PALETTE = {
     # the lesson's two ways
-    "cache": "#009E73",          # with the cache (Okabe-Ito bluish green): bars, marks
-    "cache-text": "#00694d",     # the same green as text or a line on white (AA contrast)
-    "cache-deep": "#00513b",     # its outlines, a pressed button
-    "cache-soft": "#e6f6f0",     # a green tint behind text (an accepted token, a right answer)
-    "full": "#6f6f6f",           # without the cache
-    "full-text": "#4a4a4a",      # the same grey as text or a line on white
+    "cache": "#009E73",  # with the cache (Okabe-Ito bluish green): bars, marks
+    "cache-text": "#00694d",  # the same green as text or a line on white (AA contrast)
+    "cache-deep": "#00513b",  # its outlines, a pressed button
+    "cache-soft": "#e6f6f0",  # a green tint behind text (an accepted token, a right answer)
+    "full": "#6f6f6f",  # without the cache
+    "full-text": "#4a4a4a",  # the same grey as text or a line on white
     # the text
-    "ink": "#1a1a1a",            # text, outlines of what matters
-    "text": "#333333",           # body text of explanations
-    "text-soft": "#444444",      # captions, legends
-    "muted": "#666666",          # secondary text (AA on white and on `surface-2`)
-    "faint": "#8a8a8a",          # marks that must not draw the eye: a space's dot, hatching
+    "ink": "#1a1a1a",  # text, outlines of what matters
+    "text": "#333333",  # body text of explanations
+    "text-soft": "#444444",  # captions, legends
+    "muted": "#666666",  # secondary text (AA on white and on `surface-2`)
+    "faint": "#8a8a8a",  # marks that must not draw the eye: a space's dot, hatching
     # highlights and the beyond-the-lesson roles (Okabe-Ito)
-    "highlight": "#F0E442",      # the current token (yellow)
-    "highlight-soft": "#fff7b3", # the current row of a table
-    "draft": "#E69F00",          # the speculative draft's (orange)
+    "highlight": "#F0E442",  # the current token (yellow)
+    "highlight-soft": "#fff7b3",  # the current row of a table
+    "draft": "#E69F00",  # the speculative draft's (orange)
     "draft-deep": "#8a5d00",
     "draft-soft": "#fff3d6",
-    "target": "#0072B2",         # the mini-GPT's check (blue); the sliders' accent
+    "target": "#0072B2",  # the mini-GPT's check (blue); the sliders' accent
     "target-deep": "#003f63",
     "target-soft": "#e3f0fa",
-    "sky": "#56B4E9",            # a third series (sky blue)
-    "cut": "#D55E00",            # rejected, cut off (vermillion)
+    "sky": "#56B4E9",  # a third series (sky blue)
+    "cut": "#D55E00",  # rejected, cut off (vermillion)
     "cut-soft": "#fdebe1",
     # states
-    "focus": "#0b5cad",          # the focus ring, links
+    "focus": "#0b5cad",  # the focus ring, links
     "focus-soft": "#e7f0fb",
-    "error": "#b00020",          # the lesson's IndexError, a failure
+    "error": "#b00020",  # the lesson's IndexError, a failure
     "error-soft": "#fff4f4",
-    "danger": "#b02a37", "danger-deep": "#8f1f2b",
-    "warn": "#8a5a00", "warn-deep": "#6e4800", "warn-soft": "#fff8e6",     # a wrong answer, "change 64 to 65"
-    "notice": "#b58900", "notice-soft": "#fffbe6",                        # a URL parameter ignored
+    "danger": "#b02a37",
+    "danger-deep": "#8f1f2b",
+    "warn": "#8a5a00",
+    "warn-deep": "#6e4800",
+    "warn-soft": "#fff8e6",  # a wrong answer, "change 64 to 65"
+    "notice": "#b58900",
+    "notice-soft": "#fffbe6",  # a URL parameter ignored
     # surfaces and lines
-    "surface": "#ffffff",        # the page, cards
-    "surface-2": "#f4f4f4",      # code, the prompt's tokens, empty bands, a hovered button
-    "button": "#f6f8fa", "button-hover": "#eaeef2",                       # the sections' disclosure buttons
-    "button-line": "#c4cbd3", "button-line-hover": "#8c959f",
-    "border": "#d0d0d0",         # cards
-    "rule": "#dddddd",           # table rows, code blocks
-    "rule-soft": "#e3e3e3",      # lighter frames, grid lines of a preview
-    "grid-empty": "#eeeeee",     # a position not computed yet
-    "line": "#cfcfcf",           # outlines of empty cells, the grey ramp's hatch
-    "mid": "#bdbdbd",            # a token box, the prompt's slots
-    "untested": "#9a9a9a",       # a cell's outline, an untested token
+    "surface": "#ffffff",  # the page, cards
+    "surface-2": "#f4f4f4",  # code, the prompt's tokens, empty bands, a hovered button
+    "button": "#f6f8fa",
+    "button-hover": "#eaeef2",  # the sections' disclosure buttons
+    "button-line": "#c4cbd3",
+    "button-line-hover": "#8c959f",
+    "border": "#d0d0d0",  # cards
+    "rule": "#dddddd",  # table rows, code blocks
+    "rule-soft": "#e3e3e3",  # lighter frames, grid lines of a preview
+    "grid-empty": "#eeeeee",  # a position not computed yet
+    "line": "#cfcfcf",  # outlines of empty cells, the grey ramp's hatch
+    "mid": "#bdbdbd",  # a token box, the prompt's slots
+    "untested": "#9a9a9a",  # a cell's outline, an untested token
 }
 GREEN, GREY, INK = PALETTE["cache"], PALETTE["full"], PALETTE["ink"]
 HIGHLIGHT, ORANGE, BLUE, SKY, VERMILLION = (PALETTE[k] for k in ("highlight", "draft", "target", "sky", "cut"))
-CELL_PALETTE = list(reversed(PuOr11))   # the cache's numbers: orange positive, purple negative
+CELL_PALETTE = list(reversed(PuOr11))  # the cache's numbers: orange positive, purple negative
 
 
 def palette_css(palette: dict = PALETTE, selector: str = ":root, :host, .kv-snap") -> str:
@@ -82,7 +89,7 @@ def ticks(n_ctx: int) -> list[int]:
     return [1] + list(range(step, n_ctx + 1, step))
 
 
-FRAME_LEFT = 76          # px left of every figure's frame: their position axes line up, column under column
+FRAME_LEFT = 76  # px left of every figure's frame: their position axes line up, column under column
 
 
 def position_figure(n_ctx: int, height: int, y_range=None, grid: str = "", **kw) -> Plot:
@@ -92,9 +99,18 @@ def position_figure(n_ctx: int, height: int, y_range=None, grid: str = "", **kw)
     Made of Bokeh's models, not bokeh.plotting's figure(): importing bokeh.plotting cost the page's
     start-up about 0.2 s in Pyodide, and figure() adds a title and a second, faded copy of every
     glyph that the page never shows. Glyphs go in with plot.add_glyph(source, glyph)."""
-    f = Plot(height=height, sizing_mode="stretch_width", x_range=Range1d(0.5, n_ctx + 0.5),
-             y_range=y_range if y_range is not None else DataRange1d(), toolbar_location=None, title=None,
-             min_border_left=FRAME_LEFT, min_border_right=12, outline_line_color=None, **kw)
+    f = Plot(
+        height=height,
+        sizing_mode="stretch_width",
+        x_range=Range1d(0.5, n_ctx + 0.5),
+        y_range=y_range if y_range is not None else DataRange1d(),
+        toolbar_location=None,
+        title=None,
+        min_border_left=FRAME_LEFT,
+        min_border_right=12,
+        outline_line_color=None,
+        **kw,
+    )
     xaxis, yaxis = LinearAxis(ticker=FixedTicker(ticks=ticks(n_ctx))), LinearAxis()
     f.add_layout(xaxis, "below")
     f.add_layout(yaxis, "left")

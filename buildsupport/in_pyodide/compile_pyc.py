@@ -6,6 +6,7 @@ A job: {"root": folder, "prefix": the folder's path in the browser (shown in tra
 "only": relative paths to compile (default: all), "optimize": 0 or 2 (like python -OO)}.
 Hash-based pycs (unchecked): they never depend on a timestamp, so the output is reproducible.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -33,9 +34,14 @@ def compile_job(job: dict) -> list[int]:
         path = os.path.join(job["root"], rel)
         cfile = path + "c" if job["sourceless"] else importlib.util.cache_from_source(path)
         try:
-            py_compile.compile(path, cfile=cfile, dfile=job["prefix"] + rel, doraise=True,
-                               invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
-                               optimize=job.get("optimize", 0))
+            py_compile.compile(
+                path,
+                cfile=cfile,
+                dfile=job["prefix"] + rel,
+                doraise=True,
+                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+                optimize=job.get("optimize", 0),
+            )
         except py_compile.PyCompileError:
             failed += 1
             continue

@@ -5,6 +5,7 @@ In Pyodide under Node.js (run.js), with the app and the unpacked wheels on sys.p
 URL query the build prerenders. Imports that fail (a library catching ImportError) count too:
 in the browser they would fetch a lazy archive for nothing.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,6 +41,7 @@ async def trace(queries_json: str) -> str:
     recorder = Recorder()
     sys.meta_path.insert(0, recorder)
     from app import wasm
+
     wasm.install_lazy_importer(NO_LAZY_MODULES, "", ignore)
     wasm.import_panel()
     for query in json.loads(queries_json):

@@ -1,6 +1,7 @@
 """Muchas conversaciones a la vez: B conversations decoded together in one tensor per matrix (logic.py:
 Conversations, and BatchLab, what one step of B costs per conversation, measured here). logic.py
 (and with it model/batch.py) is imported when the section opens."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -9,17 +10,21 @@ from bokeh.models import Range1d
 
 from ...components.widgets import RangeInput
 from ...figure.parts import esc
-from ...i18n import num, sci, size
+from ...i18n import sci, size
 from ...state import clock
 from ...style import BLUE, GREEN, HIGHLIGHT, INK, PALETTE, SKY, show_token
 from ..base import SteppedSection, Stepper, folder_css
 from ..drawing import cell_columns, cell_figure, lab_table, series_figure, swatches, token_text
 
-BATCH_SAMPLES = 7        # interleaved measurements of each B per position (the table shows medians)
+BATCH_SAMPLES = 7  # interleaved measurements of each B per position (the table shows medians)
 
 
-SLOT_STYLE = {0: (PALETTE["surface-2"], PALETTE["line"]), 1: (PALETTE["mid"], PALETTE["faint"]), 2: (GREEN, PALETTE["cache-deep"]),
-              3: (HIGHLIGHT, INK)}          # app/batching.py's SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST
+SLOT_STYLE = {
+    0: (PALETTE["surface-2"], PALETTE["line"]),
+    1: (PALETTE["mid"], PALETTE["faint"]),
+    2: (GREEN, PALETTE["cache-deep"]),
+    3: (HIGHLIGHT, INK),
+}  # app/batching.py's SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST
 POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "triangle", "dotdash"))
 
 
@@ -31,6 +36,7 @@ class BatchSection(SteppedSection):
 
     def build(self):
         from .logic import BatchChoice
+
         self.choice = BatchChoice()
         self.size = RangeInput.linked(self.choice.param.B, width=220)
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
@@ -44,11 +50,26 @@ class BatchSection(SteppedSection):
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
         self.choice.param.watch(lambda _e: self.reset(), "B")
         self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
-        self.card.objects = [self.intro, pn.FlexBox(self.size, self.stepper.row, align_items="flex-end",
-                                                    gap="8px 16px", sizing_mode="stretch_width"),
-                             self.state, self.texts, self.error, self.tensor_head,
-                             pn.pane.Bokeh(self.tensor, sizing_mode="stretch_width"), self.legend, self.memory,
-                             self.proof, self.lab_intro, controls, self.status, self.table, self.plot, self.explain]
+        self.card.objects = [
+            self.intro,
+            pn.FlexBox(
+                self.size, self.stepper.row, align_items="flex-end", gap="8px 16px", sizing_mode="stretch_width"
+            ),
+            self.state,
+            self.texts,
+            self.error,
+            self.tensor_head,
+            pn.pane.Bokeh(self.tensor, sizing_mode="stretch_width"),
+            self.legend,
+            self.memory,
+            self.proof,
+            self.lab_intro,
+            controls,
+            self.status,
+            self.table,
+            self.plot,
+            self.explain,
+        ]
         self.reset()
 
     def positions(self) -> tuple[int, ...]:
@@ -56,22 +77,38 @@ class BatchSection(SteppedSection):
         return (n // 8, n // 2, n)
 
     def lab_figure(self):
-        return series_figure(Range1d(0.8, 40), (1, 2, 4, 8, 16, 32), dict(zip(self.positions(), POSITION_STYLE)),
-                             [("B", "@x"), ("ms", "@y{0.0000}")], x_axis_type="log")
+        return series_figure(
+            Range1d(0.8, 40),
+            (1, 2, 4, 8, 16, 32),
+            dict(zip(self.positions(), POSITION_STYLE)),
+            [("B", "@x"), ("ms", "@y{0.0000}")],
+            x_axis_type="log",
+        )
 
     def label(self):
         t = self.t
         self.intro.object = f"<p>{esc(t('batch_intro'))}</p>"
         self.size.label = t("batch_B")
         self.stepper.label(t("batch_step"), t("batch_play"), t("pause"), t("batch_reset"))
-        self.tensor_head.object = (f"<h3>{esc(t('batch_tensor_title'))}</h3>"
-                                   f"<p class='legend-inline'>{esc(t('batch_tensor_note'))}</p>")
-        self.legend.object = "<p class='legend-inline'>" + swatches(t, (
-            ("pad", "batch_pad"), ("prompt", "batch_prompt"), ("sampled", "batch_sampled"),
-            ("newest", "batch_newest"))) + "</p>"
+        self.tensor_head.object = (
+            f"<h3>{esc(t('batch_tensor_title'))}</h3><p class='legend-inline'>{esc(t('batch_tensor_note'))}</p>"
+        )
+        self.legend.object = (
+            "<p class='legend-inline'>"
+            + swatches(
+                t,
+                (
+                    ("pad", "batch_pad"),
+                    ("prompt", "batch_prompt"),
+                    ("sampled", "batch_sampled"),
+                    ("newest", "batch_newest"),
+                ),
+            )
+            + "</p>"
+        )
         self.tensor.xaxis.axis_label, self.tensor.yaxis.axis_label = t("batch_x"), t("batch_y")
         positions = self.positions()
-        self.lab_intro.object = (f"<h3>{esc(t('batch_lab_title'))}</h3><p>{esc(t('batch_lab_intro', a=positions[0], b=positions[1], c=positions[2], n=BATCH_SAMPLES))}</p>")
+        self.lab_intro.object = f"<h3>{esc(t('batch_lab_title'))}</h3><p>{esc(t('batch_lab_intro', a=positions[0], b=positions[1], c=positions[2], n=BATCH_SAMPLES))}</p>"
         self.run_button.name, self.cancel_button.name = t("batch_run"), t("lab_cancel")
         for pos, (_src, item) in self.lines.items():
             item.label = bk_value(t("batch_position", t=pos))
@@ -82,6 +119,7 @@ class BatchSection(SteppedSection):
     # -- the conversations -------------------------------------------------------------------------
     def make(self):
         from .logic import Conversations
+
         s = self.ex.settings
         return Conversations(self.ex.gpt, self.choice.B, seed=s.seed, top_p=s.top_p)
 
@@ -94,19 +132,23 @@ class BatchSection(SteppedSection):
         c, t, vocab = self.current, self.t, self.ex.gpt.tokenizer.vocab
         items = []
         for b, ids in enumerate(c.ids):
-            sampled = ids[c.n_prompt[b]:]
+            sampled = ids[c.n_prompt[b] :]
             newest = f"<span class='tok current'>{esc(token_text(vocab, sampled[-1:]))}</span>" if sampled else ""
-            items.append(f"<li data-testid='batch-text' data-seed='{c.seeds[b]}'><span class='meta'>"
-                         f"{esc(t('batch_conv', b=b + 1, seed=c.seeds[b], t=len(ids)))}</span> "
-                         f"<span class='tok prompt'>{esc(token_text(vocab, ids[:c.n_prompt[b]]))}</span>"
-                         f"{esc(token_text(vocab, sampled[:-1]))}{newest}</li>")
+            items.append(
+                f"<li data-testid='batch-text' data-seed='{c.seeds[b]}'><span class='meta'>"
+                f"{esc(t('batch_conv', b=b + 1, seed=c.seeds[b], t=len(ids)))}</span> "
+                f"<span class='tok prompt'>{esc(token_text(vocab, ids[: c.n_prompt[b]]))}</span>"
+                f"{esc(token_text(vocab, sampled[:-1]))}{newest}</li>"
+            )
         self.texts.object = f"<ol class='convos' lang='es'>{''.join(items)}</ol>"
 
     def draw_state(self):
         c, t = self.current, self.t
         lengths = [len(x) for x in c.ids]
-        self.state.object = (f"<p data-testid='batch-state' data-steps='{c.steps}' data-b='{c.B}'>"
-                             f"{esc(t('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.n))}</p>")
+        self.state.object = (
+            f"<p data-testid='batch-state' data-steps='{c.steps}' data-b='{c.B}'>"
+            f"{esc(t('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.n))}</p>"
+        )
 
     def draw_tensor(self):
         c, t, vocab = self.current, self.t, self.ex.gpt.tokenizer.vocab
@@ -118,30 +160,49 @@ class BatchSection(SteppedSection):
             for s in range(c.slots):
                 kind, pos = int(kinds[b, s]), s - first + 1
                 color, line = SLOT_STYLE[kind]
-                cells.append((s + 1, b + 1, color, line, kind == 0,
-                              t("batch_cell", b=b + 1, s=s + 1, what=what[kind], pos=pos if pos > 0 else "–"),
-                              show_token(vocab[ids[pos - 1]]) if pos > 0 else ""))
+                cells.append(
+                    (
+                        s + 1,
+                        b + 1,
+                        color,
+                        line,
+                        kind == 0,
+                        t("batch_cell", b=b + 1, s=s + 1, what=what[kind], pos=pos if pos > 0 else "–"),
+                        show_token(vocab[ids[pos - 1]]) if pos > 0 else "",
+                    )
+                )
         self.cells.data, self.padding.data = cell_columns(cells)
-        if self.tensor.height != 70 + 14 * c.B:            # a new B: the figure's rows (not at every step)
+        if self.tensor.height != 70 + 14 * c.B:  # a new B: the figure's rows (not at every step)
             self.tensor.y_range.start, self.tensor.y_range.end = c.B + 0.5, 0.5
             self.tensor.height = 70 + 14 * c.B
             self.tensor.yaxis.ticker.ticks = list(range(1, c.B + 1)) if c.B <= 8 else [1] + list(range(4, c.B + 1, 4))
 
     def draw_memory(self):
         from .logic import memory_values
+
         c, lang = self.current, self.lang
         m = c.memory()
-        self.memory.object = (f"<p data-testid='batch-memory' data-tensor='{m['tensor']}' data-row='{m['row']}' "
-                              f"data-own='{m['own_total']}' data-b='{m['B']}' data-slots='{m['slots']}'>"
-                              f"{esc(self.t('batch_memory', **memory_values(m, lang, size)))}</p>")
-        self.proof.object = (f"<p data-testid='batch-proof' data-diff='{c.proof!r}'>"
-                             f"{esc(self.t('batch_proof', diff=sci(c.proof, lang), B=c.B))}</p>")
+        self.memory.object = (
+            f"<p data-testid='batch-memory' data-tensor='{m['tensor']}' data-row='{m['row']}' "
+            f"data-own='{m['own_total']}' data-b='{m['B']}' data-slots='{m['slots']}'>"
+            f"{esc(self.t('batch_memory', **memory_values(m, lang, size)))}</p>"
+        )
+        self.proof.object = (
+            f"<p data-testid='batch-proof' data-diff='{c.proof!r}'>"
+            f"{esc(self.t('batch_proof', diff=sci(c.proof, lang), B=c.B))}</p>"
+        )
 
     # -- the clock ---------------------------------------------------------------------------------
     def new_lab(self):
         from .logic import BATCHES, BatchLab
-        return BatchLab(self.ex.gpt, self.positions(), batches=BATCHES + (self.choice.B,),
-                        samples=BATCH_SAMPLES, seed=self.ex.settings.seed)
+
+        return BatchLab(
+            self.ex.gpt,
+            self.positions(),
+            batches=BATCHES + (self.choice.B,),
+            samples=BATCH_SAMPLES,
+            seed=self.ex.settings.seed,
+        )
 
     def render(self):
         lab, t, lang = self.lab, self.t, self.lang
@@ -149,12 +210,24 @@ class BatchSection(SteppedSection):
             return
         ms, ratio = (lambda x: clock.ms_text(x, lang)), (lambda x: clock.ratio_text(x, lang))
         rows = lab.rows
-        self.table.object = lab_table(t, t("batch_lab_title"), ["table_pos", "batch_B_short", "batch_ms_step",
-                                                               "batch_ms_per", "batch_gain", "batch_cache"],
-                                      [[str(r["t"]), str(r["B"]), ms(r["step_s"]), ms(r["per_s"]),
-                                        f"<b>{ratio(r['gain'])}×</b> <span class='spread'>({ratio(r['gain_low'])}–"
-                                        f"{ratio(r['gain_high'])})</span>", size(r["cache_bytes"], lang)]
-                                       for r in rows], "batch-table")
+        self.table.object = lab_table(
+            t,
+            t("batch_lab_title"),
+            ["table_pos", "batch_B_short", "batch_ms_step", "batch_ms_per", "batch_gain", "batch_cache"],
+            [
+                [
+                    str(r["t"]),
+                    str(r["B"]),
+                    ms(r["step_s"]),
+                    ms(r["per_s"]),
+                    f"<b>{ratio(r['gain'])}×</b> <span class='spread'>({ratio(r['gain_low'])}–"
+                    f"{ratio(r['gain_high'])})</span>",
+                    size(r["cache_bytes"], lang),
+                ]
+                for r in rows
+            ],
+            "batch-table",
+        )
         for pos, (src, _item) in self.lines.items():
             mine = [r for r in rows if r["t"] == pos]
             src.data = {"x": [r["B"] for r in mine], "y": [r["per_s"] * 1e3 for r in mine]}
@@ -164,5 +237,9 @@ class BatchSection(SteppedSection):
             self.explain.object = ""
             return
         from .logic import batch_sentences
-        self.explain.object = ("<p class='explain' data-testid='batch-explain'>" + " ".join(
-            esc(t(key, **values)) for key, values in batch_sentences(reading, lang)) + "</p>")
+
+        self.explain.object = (
+            "<p class='explain' data-testid='batch-explain'>"
+            + " ".join(esc(t(key, **values)) for key, values in batch_sentences(reading, lang))
+            + "</p>"
+        )

@@ -13,6 +13,7 @@ the reader opens its section, and with it model/scheduler.py.
   rounds (one round per `advance()`), the median of the rounds kept.
 - `policy_rows`, `chapter_rows`: both policies at those costs, latency mean / median / p90 in seconds.
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,21 +43,23 @@ from model.timing import calls_for, per_call
 
 from ..stepwise import Stepwise
 
-SLOTS = 4                          # the mini-GPT's server
-OCCUPANCIES = (1, 2, 3, 4, CHAPTER_SLOTS)   # measured: every occupancy of 4 slots, and the chapter's 8
-POSITION = 32                      # where a step is timed (the caches' length: model.scheduler.measure_step_seconds)
-ROUNDS = 9                         # interleaved rounds, the median kept
+SLOTS = 4  # the mini-GPT's server
+OCCUPANCIES = (1, 2, 3, 4, CHAPTER_SLOTS)  # measured: every occupancy of 4 slots, and the chapter's 8
+POSITION = 32  # where a step is timed (the caches' length: model.scheduler.measure_step_seconds)
+ROUNDS = 9  # interleaved rounds, the median kept
 
 
 # -- the mini-GPT's requests, served both ways ------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class WindowRuns:
     """The requests, each policy's schedule and texts, and each request decoded alone."""
+
     requests: tuple
     schedules: dict
-    texts: dict                    # policy -> {request id: prompt + output ids}
-    alone: dict                    # request id -> prompt + output ids, decoded alone with its seed
+    texts: dict  # policy -> {request id: prompt + output ids}
+    alone: dict  # request id -> prompt + output ids, decoded alone with its seed
 
     def same(self, policy: str) -> int:
         """How many texts of this policy are the one that request gives alone."""
@@ -67,7 +70,7 @@ class WindowRuns:
         return all(self.same(p) == len(self.requests) for p in POLICIES)
 
 
-_RUNS: dict = {}          # id(gpt) -> (gpt, slots, WindowRuns): one per checkpoint, for every reader
+_RUNS: dict = {}  # id(gpt) -> (gpt, slots, WindowRuns): one per checkpoint, for every reader
 
 
 def window_runs(gpt, slots: int = SLOTS) -> WindowRuns:
@@ -84,8 +87,10 @@ def window_runs(gpt, slots: int = SLOTS) -> WindowRuns:
 def serve_window(gpt, slots: int) -> WindowRuns:
     requests = tuple(window_requests(gpt.tokenizer, n_ctx=gpt.config.n_ctx))
     runs = {p: serve(gpt, requests, slots, p) for p in POLICIES}
-    alone = {r.id: generate(gpt, gpt.tokenizer.decode(r.prompt), r.n_new, r.seed, r.temperature, r.top_k, r.top_p)
-             for r in requests}
+    alone = {
+        r.id: generate(gpt, gpt.tokenizer.decode(r.prompt), r.n_new, r.seed, r.temperature, r.top_k, r.top_p)
+        for r in requests
+    }
     return WindowRuns(requests, {p: runs[p].schedule for p in POLICIES}, {p: runs[p].texts for p in POLICIES}, alone)
 
 
@@ -100,6 +105,7 @@ def cells(schedule: Schedule) -> list[tuple[int, int, int, str]]:
 class Segment:
     """One request's stay in its slot: entered (its prefill step), finished (its last token), left
     (its slot's last step: the group's end with static batching), all steps from 0, both ends held."""
+
     request: int
     slot: int
     entered: int
@@ -110,7 +116,7 @@ class Segment:
 def segments(schedule: Schedule) -> list[Segment]:
     out = []
     for k in schedule.tickets:
-        left = k.returned                   # a slot is given up at the step the answer goes back
+        left = k.returned  # a slot is given up at the step the answer goes back
         out.append(Segment(k.id, k.slot, k.admitted, k.finished, left))
     return sorted(out, key=lambda g: (g.slot, g.entered))
 
@@ -118,19 +124,25 @@ def segments(schedule: Schedule) -> list[Segment]:
 def counts(schedule: Schedule) -> dict:
     """The picture in numbers: steps, slot-steps in all, held (padding) and idle ones."""
     states = schedule.states
-    return {"steps": int(states.shape[0]), "cells": int(states.size), "held": int((states == HELD).sum()),
-            "idle": int((states == IDLE).sum())}
+    return {
+        "steps": int(states.shape[0]),
+        "cells": int(states.size),
+        "held": int((states == HELD).sum()),
+        "idle": int((states == IDLE).sum()),
+    }
 
 
 # -- the clock --------------------------------------------------------------------------------------
+
 
 class StepLab(Stepwise):
     """One step of B conversations (model.batch.step_batch on copies of a cache of `position` - 1
     tokens) for every B of `occupancies`, one interleaved round per `advance()`: every B timed once in
     turn per round (the same conditions for all). `costs`: the median of the rounds, per B."""
 
-    def __init__(self, gpt, occupancies=OCCUPANCIES, rounds: int = ROUNDS, position: int = POSITION,
-                 min_seconds: float = 0.004):
+    def __init__(
+        self, gpt, occupancies=OCCUPANCIES, rounds: int = ROUNDS, position: int = POSITION, min_seconds: float = 0.004
+    ):
         super().__init__(range(rounds))
         self.gpt, self.occupancies, self.position = gpt, tuple(occupancies), position
         self.samples, self.min_seconds = rounds, min_seconds
@@ -162,11 +174,15 @@ class StepLab(Stepwise):
 
     def rows(self) -> list[dict]:
         """The clock's table so far: B, the median, the lowest and highest round."""
-        return [{"B": B, "median_s": statistics.median(s), "low_s": min(s), "high_s": max(s), "n": len(s)}
-                for B, s in self.samples_by_b.items() if s]
+        return [
+            {"B": B, "median_s": statistics.median(s), "low_s": min(s), "high_s": max(s), "n": len(s)}
+            for B, s in self.samples_by_b.items()
+            if s
+        ]
 
 
 # -- both policies at the measured costs -----------------------------------------------------------
+
 
 def latencies_seconds(schedule: Schedule, costs) -> np.ndarray:
     """Each request's latency in seconds: from its arrival to its answer, each step costing what a
@@ -179,17 +195,31 @@ def policy_row(schedule: Schedule, costs) -> dict:
     """One policy's row: steps, tokens, tokens per step and per second, latency in steps and seconds."""
     s = schedule.summary(costs)
     lat = latencies_seconds(schedule, costs)
-    return {"policy": schedule.policy, "steps": s.steps, "tokens": s.tokens, "per_step": s.tokens_per_step,
-            "per_second": s.tokens_per_second, "seconds": s.seconds, "mean_steps": s.latency_mean,
-            "median_steps": s.latency_median, "p90_steps": s.latency_p90, "mean_s": float(lat.mean()),
-            "median_s": float(np.median(lat)), "p90_s": float(np.percentile(lat, 90))}
+    return {
+        "policy": schedule.policy,
+        "steps": s.steps,
+        "tokens": s.tokens,
+        "per_step": s.tokens_per_step,
+        "per_second": s.tokens_per_second,
+        "seconds": s.seconds,
+        "mean_steps": s.latency_mean,
+        "median_steps": s.latency_median,
+        "p90_steps": s.latency_p90,
+        "mean_s": float(lat.mean()),
+        "median_s": float(np.median(lat)),
+        "p90_s": float(np.percentile(lat, 90)),
+    }
 
 
 def ratios(rows: dict) -> dict:
     """continuous / static throughput (per second), static / continuous latency (mean, median, p90)."""
     s, c = rows["static"], rows["continuous"]
-    return {"throughput": c["per_second"] / s["per_second"], "mean": s["mean_s"] / c["mean_s"],
-            "median": s["median_s"] / c["median_s"], "p90": s["p90_s"] / c["p90_s"]}
+    return {
+        "throughput": c["per_second"] / s["per_second"],
+        "mean": s["mean_s"] / c["mean_s"],
+        "median": s["median_s"] / c["median_s"],
+        "p90": s["p90_s"] / c["p90_s"],
+    }
 
 
 def window_rows(runs: WindowRuns, costs: dict) -> dict:
@@ -203,9 +233,11 @@ def chapter_schedules(seed: int = CHAPTER_SEED, interval: int = CHAPTER_INTERVAL
     """The chapter's 64 requests (one every `interval` steps) and the same 64 all queued at step 0,
     each through 8 slots both ways: {"stream": {policy: Schedule}, "at_once": {...}, "lengths": array}."""
     lengths, arrivals = chapter_workload(seed, interval)
-    return {"lengths": lengths,
-            "stream": {p: simulate(lengths, CHAPTER_SLOTS, p, arrivals) for p in POLICIES},
-            "at_once": {p: simulate(lengths, CHAPTER_SLOTS, p) for p in POLICIES}}
+    return {
+        "lengths": lengths,
+        "stream": {p: simulate(lengths, CHAPTER_SLOTS, p, arrivals) for p in POLICIES},
+        "at_once": {p: simulate(lengths, CHAPTER_SLOTS, p) for p in POLICIES},
+    }
 
 
 def chapter_rows(cost: float) -> dict:
@@ -221,22 +253,38 @@ def chapter_facts() -> dict:
     """The chapter's workload in numbers, from its lengths: how many, median, maximum, total; its
     seed, the steps between arrivals and the slots."""
     lengths = chapter_schedules()["lengths"]
-    return {"n": len(lengths), "median": float(np.median(lengths)), "max": int(lengths.max()),
-            "total": int(lengths.sum()), "seed": CHAPTER_SEED, "interval": CHAPTER_INTERVAL, "slots": CHAPTER_SLOTS}
+    return {
+        "n": len(lengths),
+        "median": float(np.median(lengths)),
+        "max": int(lengths.max()),
+        "total": int(lengths.sum()),
+        "seed": CHAPTER_SEED,
+        "interval": CHAPTER_INTERVAL,
+        "slots": CHAPTER_SLOTS,
+    }
 
 
 def window_facts(runs: WindowRuns, n_ctx: int) -> dict:
     """What the window does to the requests: their output median and maximum, the longest a member
     can hold a fixed batch (n_ctx - 1 steps), and the chapter's maximum."""
     n_new = [r.n_new for r in runs.requests]
-    return {"n": len(n_new), "median": float(np.median(n_new)), "max": max(n_new), "total": sum(n_new),
-            "hold": n_ctx - 1, "chapter_max": CHAPTER["maximum"], "n_ctx": n_ctx}
+    return {
+        "n": len(n_new),
+        "median": float(np.median(n_new)),
+        "max": max(n_new),
+        "total": sum(n_new),
+        "hold": n_ctx - 1,
+        "chapter_max": CHAPTER["maximum"],
+        "n_ctx": n_ctx,
+    }
 
 
-NEAR = 1.05      # a ratio below this: "about the same", not "better"
+NEAR = 1.05  # a ratio below this: "about the same", not "better"
 
 
 def window_sentence_keys(r: dict) -> tuple[str, str]:
     """The keys of the sentences under the mini-GPT's table, chosen from its ratios."""
-    return ("cb_window_faster" if r["throughput"] >= NEAR else "cb_window_not_faster",
-            "cb_window_sooner" if r["mean"] >= NEAR else "cb_window_not_sooner")
+    return (
+        "cb_window_faster" if r["throughput"] >= NEAR else "cb_window_not_faster",
+        "cb_window_sooner" if r["mean"] >= NEAR else "cb_window_not_sooner",
+    )

@@ -1,6 +1,7 @@
 """Lugares que se liberan: continuous batching (logic.py: the mini-GPT's 16 requests served both ways,
 StepLab, the step costs measured here, and the chapter's simulation at them). logic.py (and with it
 model/scheduler.py) is imported when the section opens."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -15,10 +16,14 @@ from ..drawing import lab_table, token_text
 
 POLICY = {"static": "cb_static", "continuous": "cb_continuous"}
 STATE = {"prefill": "cb_prefill", "decode": "cb_decode", "held": "cb_held", "idle": "cb_idle"}
-CELL_STYLE = {"prefill": (BLUE, PALETTE["target-deep"]), "decode": (GREEN, PALETTE["cache-deep"]),
-              "held": (PALETTE["surface-2"], PALETTE["line"]), "idle": (PALETTE["surface"], PALETTE["line"])}
+CELL_STYLE = {
+    "prefill": (BLUE, PALETTE["target-deep"]),
+    "decode": (GREEN, PALETTE["cache-deep"]),
+    "held": (PALETTE["surface-2"], PALETTE["line"]),
+    "idle": (PALETTE["surface"], PALETTE["line"]),
+}
 GANTT_COLUMNS = ("x", "y", "color", "line", "what")
-LABEL_MIN = 3          # steps: a request's stay at least this long carries its number in the picture
+LABEL_MIN = 3  # steps: a request's stay at least this long carries its number in the picture
 
 
 def gantt_figure(n_steps: int, slots: int):
@@ -30,13 +35,25 @@ def gantt_figure(n_steps: int, slots: int):
     sources = [ColumnDataSource({k: [] for k in GANTT_COLUMNS}) for _ in range(2)]
     style = dict(x="x", y="y", width=1, height=0.8, fill_color="color", line_color="line", line_width=0.5)
     plain = f.add_glyph(sources[0], Rect(**style))
-    hatched = f.add_glyph(sources[1], Rect(hatch_pattern="/", hatch_color=PALETTE["faint"], hatch_alpha=0.8,
-                                           hatch_scale=6, **style))
+    hatched = f.add_glyph(
+        sources[1], Rect(hatch_pattern="/", hatch_color=PALETTE["faint"], hatch_alpha=0.8, hatch_scale=6, **style)
+    )
     stays = ColumnDataSource({"x": [], "y": [], "w": []})
     f.add_glyph(stays, Rect(x="x", y="y", width="w", height=0.8, fill_alpha=0, line_color=INK, line_width=1.5))
     labels = ColumnDataSource({"x": [], "y": [], "text": []})
-    f.add_glyph(labels, Text(x="x", y="y", text="text", text_align="center", text_baseline="middle",
-                             text_font_size="11px", text_color=INK, text_font_style="bold"))
+    f.add_glyph(
+        labels,
+        Text(
+            x="x",
+            y="y",
+            text="text",
+            text_align="center",
+            text_baseline="middle",
+            text_font_size="11px",
+            text_color=INK,
+            text_font_style="bold",
+        ),
+    )
     f.add_tools(HoverTool(renderers=[plain, hatched], tooltips="@what"))
     return f, sources[0], sources[1], stays, labels
 
@@ -49,7 +66,8 @@ class ContinuousSection(MeasuringSection):
 
     def build(self):
         from .logic import POLICIES, window_runs
-        self.served = window_runs(self.ex.gpt)                 # the 16 requests, served both ways
+
+        self.served = window_runs(self.ex.gpt)  # the 16 requests, served both ways
         n_steps = max(len(s.steps) for s in self.served.schedules.values())
         slots = self.served.schedules["static"].n_slots
         self.intro, self.gantt_head, self.legend, self.same, self.texts = (self.pane() for _ in range(5))
@@ -64,87 +82,145 @@ class ContinuousSection(MeasuringSection):
         self.lab_intro, self.status, self.costs_table, self.window_table = (self.pane() for _ in range(4))
         self.window_explain, self.chapter_head, self.chapter_table = (self.pane() for _ in range(3))
         self.chapter_explain, self.window_note = self.pane(), self.pane()
-        self.card.objects = [self.intro, self.gantt_head, *parts, self.legend, self.same, self.texts,
-                             self.lab_intro, controls, self.status, self.costs_table, self.window_table,
-                             self.window_explain, self.chapter_head, self.chapter_table, self.chapter_explain,
-                             self.window_note]
+        self.card.objects = [
+            self.intro,
+            self.gantt_head,
+            *parts,
+            self.legend,
+            self.same,
+            self.texts,
+            self.lab_intro,
+            controls,
+            self.status,
+            self.costs_table,
+            self.window_table,
+            self.window_explain,
+            self.chapter_head,
+            self.chapter_table,
+            self.chapter_explain,
+            self.window_note,
+        ]
 
     def label(self):
         from .logic import POSITION, ROUNDS, chapter_facts, window_facts
+
         t, lang = self.t, self.lang
         runs = self.served
         facts = window_facts(runs, self.n)
         self.intro.object = f"<p>{esc(t('cb_intro'))}</p>"
-        note = t("cb_gantt_note", n=facts["n"], slots=runs.schedules["static"].n_slots,
-                 median=num(facts["median"], lang), max=facts["max"], total=facts["total"])
+        note = t(
+            "cb_gantt_note",
+            n=facts["n"],
+            slots=runs.schedules["static"].n_slots,
+            median=num(facts["median"], lang),
+            max=facts["max"],
+            total=facts["total"],
+        )
         self.gantt_head.object = f"<h3>{esc(t('cb_gantt_title'))}</h3><p>{esc(note)}</p>"
-        self.legend.object = "<p class='legend-inline'>" + " ".join(
-            f"<span class='key'><span class='sw cb-{s}'></span>{esc(t(k))}</span>" for s, k in STATE.items()) + "</p>"
+        self.legend.object = (
+            "<p class='legend-inline'>"
+            + " ".join(f"<span class='key'><span class='sw cb-{s}'></span>{esc(t(k))}</span>" for s, k in STATE.items())
+            + "</p>"
+        )
         for p, fig in self.figures.items():
             fig.xaxis.axis_label, fig.yaxis.axis_label = t("cb_x"), t("cb_y")
             self.draw_gantt(p)
         self.draw_texts()
         w = chapter_facts()
-        self.chapter_how = t("cb_chapter_how", n=w["n"], median=num(w["median"], lang), max=w["max"],
-                             total=num(w["total"], lang), seed=w["seed"], every=w["interval"], slots=w["slots"])
-        self.lab_intro.object = (f"<h3>{esc(t('cb_lab_title'))}</h3>"
-                                 f"<p>{esc(t('cb_lab_intro', rounds=ROUNDS, pos=POSITION))}</p>")
+        self.chapter_how = t(
+            "cb_chapter_how",
+            n=w["n"],
+            median=num(w["median"], lang),
+            max=w["max"],
+            total=num(w["total"], lang),
+            seed=w["seed"],
+            every=w["interval"],
+            slots=w["slots"],
+        )
+        self.lab_intro.object = (
+            f"<h3>{esc(t('cb_lab_title'))}</h3><p>{esc(t('cb_lab_intro', rounds=ROUNDS, pos=POSITION))}</p>"
+        )
         self.run_button.name, self.cancel_button.name = t("cb_run"), t("lab_cancel")
-        note = t("cb_window_note", n_ctx=facts["n_ctx"], median=num(facts["median"], lang), max=facts["max"],
-                 hold=facts["hold"], chapter_max=facts["chapter_max"])
+        note = t(
+            "cb_window_note",
+            n_ctx=facts["n_ctx"],
+            median=num(facts["median"], lang),
+            max=facts["max"],
+            hold=facts["hold"],
+            chapter_max=facts["chapter_max"],
+        )
         self.window_note.object = f"<p class='explain' data-testid='cb-window-note'>{esc(note)}</p>"
         self.show()
 
     # -- the slots over time ---------------------------------------------------------------------------
     def draw_gantt(self, policy: str):
         from .logic import cells, counts, segments
+
         t = self.t
         schedule = self.served.schedules[policy]
         plain, hatched, stays, labels = self.sources[policy]
         out = ({k: [] for k in GANTT_COLUMNS}, {k: [] for k in GANTT_COLUMNS})
         for step, slot, request, state in cells(schedule):
             color, line = CELL_STYLE[state]
-            what = (t("cb_cell_idle", step=step + 1, slot=slot + 1) if request < 0 else
-                    t("cb_cell", step=step + 1, slot=slot + 1, r=request + 1, state=t(STATE[state])))
+            what = (
+                t("cb_cell_idle", step=step + 1, slot=slot + 1)
+                if request < 0
+                else t("cb_cell", step=step + 1, slot=slot + 1, r=request + 1, state=t(STATE[state]))
+            )
             for k, v in zip(GANTT_COLUMNS, (step + 1, slot + 1, color, line, what)):
                 out[state == "held"][k].append(v)
         plain.data, hatched.data = out
         segs = segments(schedule)
-        stays.data = {"x": [(g.entered + g.left) / 2 + 1 for g in segs], "y": [g.slot + 1 for g in segs],
-                      "w": [g.left - g.entered + 1 for g in segs]}
+        stays.data = {
+            "x": [(g.entered + g.left) / 2 + 1 for g in segs],
+            "y": [g.slot + 1 for g in segs],
+            "w": [g.left - g.entered + 1 for g in segs],
+        }
         shown = [g for g in segs if g.left - g.entered + 1 >= LABEL_MIN]
-        labels.data = {"x": [(g.entered + g.left) / 2 + 1 for g in shown], "y": [g.slot + 1 for g in shown],
-                       "text": [str(g.request + 1) for g in shown]}
+        labels.data = {
+            "x": [(g.entered + g.left) / 2 + 1 for g in shown],
+            "y": [g.slot + 1 for g in shown],
+            "text": [str(g.request + 1) for g in shown],
+        }
         c = counts(schedule)
         self.heads[policy].object = (
             f"<h4>{esc(t(POLICY[policy]))}</h4><p data-testid='cb-counts-{policy}' data-steps='{c['steps']}' "
             f"data-held='{c['held']}' data-idle='{c['idle']}'>"
-            f"{esc(t('cb_counts', steps=c['steps'], cells=c['cells'], held=c['held'], idle=c['idle']))}</p>")
+            f"{esc(t('cb_counts', steps=c['steps'], cells=c['cells'], held=c['held'], idle=c['idle']))}</p>"
+        )
 
     def draw_texts(self):
         from .logic import POLICIES
+
         t, runs, vocab = self.t, self.served, self.ex.gpt.tokenizer.vocab
         n = len(runs.requests)
         same = {p: runs.same(p) for p in POLICIES}
         answer = t("cb_yes") if runs.all_same else t("cb_no")
         mark = "✓" if runs.all_same else "✗"
-        self.same.object = (f"<p class='cb-same' data-testid='cb-same' data-same='{runs.all_same}' "
-                            f"data-static='{same['static']}' data-continuous='{same['continuous']}' data-n='{n}'>"
-                            f"<span aria-hidden='true'>{mark}</span> "
-                            f"{esc(t('cb_same', answer=answer, total=n, **same))}</p>")
+        self.same.object = (
+            f"<p class='cb-same' data-testid='cb-same' data-same='{runs.all_same}' "
+            f"data-static='{same['static']}' data-continuous='{same['continuous']}' data-n='{n}'>"
+            f"<span aria-hidden='true'>{mark}</span> "
+            f"{esc(t('cb_same', answer=answer, total=n, **same))}</p>"
+        )
         items = []
         for r in runs.requests:
             ids = runs.texts["continuous"][r.id]
-            items.append(f"<li data-testid='cb-text'><span class='meta'>"
-                         f"{esc(t('cb_request', r=r.id + 1, seed=r.seed, new=r.n_new))}</span> "
-                         f"<span class='tok prompt'>{esc(token_text(vocab, ids[:len(r.prompt)]))}</span>"
-                         f"{esc(token_text(vocab, ids[len(r.prompt):]))}</li>")
-        self.texts.object = (f"<details class='cb-texts'><summary>{esc(t('cb_texts', total=n))}</summary>"
-                             f"<ol class='convos' lang='es'>{''.join(items)}</ol></details>")
+            items.append(
+                f"<li data-testid='cb-text'><span class='meta'>"
+                f"{esc(t('cb_request', r=r.id + 1, seed=r.seed, new=r.n_new))}</span> "
+                f"<span class='tok prompt'>{esc(token_text(vocab, ids[: len(r.prompt)]))}</span>"
+                f"{esc(token_text(vocab, ids[len(r.prompt) :]))}</li>"
+            )
+        self.texts.object = (
+            f"<details class='cb-texts'><summary>{esc(t('cb_texts', total=n))}</summary>"
+            f"<ol class='convos' lang='es'>{''.join(items)}</ol></details>"
+        )
 
     # -- the clock, and both policies at it ------------------------------------------------------------
     def new_lab(self):
         from .logic import StepLab
+
         return StepLab(self.ex.gpt)
 
     def status_values(self) -> dict:
@@ -153,50 +229,84 @@ class ContinuousSection(MeasuringSection):
 
     def render(self):
         lab, t, lang = self.lab, self.t, self.lang
-        self.chapter_head.object = (f"<h3>{esc(t('cb_chapter_title'))}</h3>"
-                                    f"<p data-testid='cb-chapter-how'>{esc(self.chapter_how)}</p>")
+        self.chapter_head.object = (
+            f"<h3>{esc(t('cb_chapter_title'))}</h3><p data-testid='cb-chapter-how'>{esc(self.chapter_how)}</p>"
+        )
         if lab is None:
             return
-        ms = lambda x: clock.ms_text(x, lang)      # noqa: E731
+        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
         rows = [[str(r["B"]), ms(r["median_s"]), f"{ms(r['low_s'])}–{ms(r['high_s'])}"] for r in lab.rows()]
         label = t("cb_costs_title")
-        self.costs_table.object = f"<h4>{esc(label)}</h4>" + lab_table(t, label, ["cb_B", "cb_ms_step", "cb_range"],
-                                                                      rows, "cb-costs")
+        self.costs_table.object = f"<h4>{esc(label)}</h4>" + lab_table(
+            t, label, ["cb_B", "cb_ms_step", "cb_range"], rows, "cb-costs"
+        )
         costs = lab.costs
         if costs is None:
             for pane in (self.window_table, self.window_explain, self.chapter_table, self.chapter_explain):
                 pane.object = ""
             return
         from .logic import SLOTS, chapter_rows, window_rows, window_sentence_keys
+
         w, c = window_rows(self.served, costs), chapter_rows(costs[8])
         label = t("cb_window_table", n=len(self.served.requests), slots=SLOTS)
         self.window_table.object = self.policy_table(label, w, "cb-window-table")
         label = t("cb_chapter_table", n=c["workload"]["n"], slots=c["workload"]["slots"])
         self.chapter_table.object = self.policy_table(label, c, "cb-chapter-table")
-        ratio = lambda x: clock.ratio_text(x, lang)     # noqa: E731
+        ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
         wr, cr = w["ratios"], c["ratios"]
         keys = window_sentence_keys(wr)
-        values = {"c1": ms(costs[1]), "c4": ms(costs[4]), "x": ratio(wr["throughput"]), "y": ratio(wr["mean"]),
-                  "ts": num(w["static"]["per_second"], lang), "tc": num(w["continuous"]["per_second"], lang),
-                  "ls": ms(w["static"]["mean_s"]), "lc": ms(w["continuous"]["mean_s"]),
-                  "ps": ms(w["static"]["p90_s"]), "pc": ms(w["continuous"]["p90_s"]),
-                  "ms": ms(w["static"]["median_s"]), "mc": ms(w["continuous"]["median_s"])}
-        self.window_explain.object = (f"<p class='explain' data-testid='cb-window-explain' "
-                                      f"data-throughput='{wr['throughput']!r}' data-latency='{wr['mean']!r}'>"
-                                      + " ".join(esc(t(k, **values)) for k in ("cb_window_measured", *keys)) + "</p>")
-        cv = {"c8": ms(costs[8]), "x": ratio(cr["throughput"]), "y": ratio(cr["mean"]),
-              "ts": num(c["static"]["per_second"], lang), "tc": num(c["continuous"]["per_second"], lang),
-              "ls": ms(c["static"]["mean_s"]), "lc": ms(c["continuous"]["mean_s"]),
-              "ax": ratio(c["at_once"]["throughput"]), "ay": ratio(c["at_once"]["mean"]),
-              "seed": c["workload"]["seed"], "n": c["workload"]["n"]}
-        self.chapter_explain.object = (f"<p class='explain' data-testid='cb-chapter-explain' "
-                                       f"data-throughput='{cr['throughput']!r}' data-latency='{cr['mean']!r}'>"
-                                       f"{esc(t('cb_chapter_read', **cv))} {esc(t('cb_chapter_seed', **cv))}</p>")
+        values = {
+            "c1": ms(costs[1]),
+            "c4": ms(costs[4]),
+            "x": ratio(wr["throughput"]),
+            "y": ratio(wr["mean"]),
+            "ts": num(w["static"]["per_second"], lang),
+            "tc": num(w["continuous"]["per_second"], lang),
+            "ls": ms(w["static"]["mean_s"]),
+            "lc": ms(w["continuous"]["mean_s"]),
+            "ps": ms(w["static"]["p90_s"]),
+            "pc": ms(w["continuous"]["p90_s"]),
+            "ms": ms(w["static"]["median_s"]),
+            "mc": ms(w["continuous"]["median_s"]),
+        }
+        self.window_explain.object = (
+            f"<p class='explain' data-testid='cb-window-explain' "
+            f"data-throughput='{wr['throughput']!r}' data-latency='{wr['mean']!r}'>"
+            + " ".join(esc(t(k, **values)) for k in ("cb_window_measured", *keys))
+            + "</p>"
+        )
+        cv = {
+            "c8": ms(costs[8]),
+            "x": ratio(cr["throughput"]),
+            "y": ratio(cr["mean"]),
+            "ts": num(c["static"]["per_second"], lang),
+            "tc": num(c["continuous"]["per_second"], lang),
+            "ls": ms(c["static"]["mean_s"]),
+            "lc": ms(c["continuous"]["mean_s"]),
+            "ax": ratio(c["at_once"]["throughput"]),
+            "ay": ratio(c["at_once"]["mean"]),
+            "seed": c["workload"]["seed"],
+            "n": c["workload"]["n"],
+        }
+        self.chapter_explain.object = (
+            f"<p class='explain' data-testid='cb-chapter-explain' "
+            f"data-throughput='{cr['throughput']!r}' data-latency='{cr['mean']!r}'>"
+            f"{esc(t('cb_chapter_read', **cv))} {esc(t('cb_chapter_seed', **cv))}</p>"
+        )
 
     def policy_table(self, label: str, rows: dict, testid: str) -> str:
         t, lang = self.t, self.lang
-        ms = lambda x: clock.ms_text(x, lang)      # noqa: E731
-        body = [[esc(t(POLICY[p])), str(r["steps"]), num(r["per_second"], lang), ms(r["mean_s"]), ms(r["median_s"]),
-                 ms(r["p90_s"])] for p, r in ((p, rows[p]) for p in POLICY)]
+        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
+        body = [
+            [
+                esc(t(POLICY[p])),
+                str(r["steps"]),
+                num(r["per_second"], lang),
+                ms(r["mean_s"]),
+                ms(r["median_s"]),
+                ms(r["p90_s"]),
+            ]
+            for p, r in ((p, rows[p]) for p in POLICY)
+        ]
         head = ["cb_policy", "cb_steps", "cb_tps", "cb_mean", "cb_median", "cb_p90"]
         return f"<h4>{esc(label)}</h4>" + lab_table(t, label, head, body, testid)

@@ -15,27 +15,28 @@ own numbers (337; 65,378; 3,136) and stated on the page:
   per group of 128 weights);
 - the cache in fp16, 2 bytes per number.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from model import cost
 from model.config import Config
-from model.cost import GiB, Architecture
+from model.cost import Architecture, GiB
 
 OVERHEAD_GIB = 1.5
-GROUP = 128                          # weights per fp16 scale in "4-bit"
+GROUP = 128  # weights per fp16 scale in "4-bit"
 BITS = {"fp16": 16.0, "int8": 8.0, "4-bit": 4 + 16 / GROUP, "fp32": 32.0, "float64": 64.0}
-KV_BYTES = {"fp16": 2.0, "fp32": 4.0, "int8": 1.0, "int4": 0.5, "float64": 8.0}   # scales not counted
-MINI_GIB = 1.0                       # a browser tab's memory, nominally: the window is the mini-GPT's limit
+KV_BYTES = {"fp16": 2.0, "fp32": 4.0, "int8": 1.0, "int4": 0.5, "float64": 8.0}  # scales not counted
+MINI_GIB = 1.0  # a browser tab's memory, nominally: the window is the mini-GPT's limit
 
 
 @dataclass(frozen=True)
 class Preset:
     key: str
     model: Architecture
-    bits: float = 16.0             # bits per weight
-    kv_bytes: float = 2.0          # bytes per cached number
+    bits: float = 16.0  # bits per weight
+    kv_bytes: float = 2.0  # bytes per cached number
     gpu_gib: float = 24.0
     overhead_gib: float = OVERHEAD_GIB
     users: int = 1
@@ -56,8 +57,17 @@ class Preset:
     def tokens_by_memory(self) -> int:
         """What the memory alone allows each user (0 if the weights and the reserve do not fit)."""
         m = self.model
-        return cost.context_tokens(self.gpu_gib * GiB, m.n_params, self.bits, self.overhead_gib * GiB,
-                                   m.n_layers, m.n_kv_heads, m.d_head, self.kv_bytes, self.users)
+        return cost.context_tokens(
+            self.gpu_gib * GiB,
+            m.n_params,
+            self.bits,
+            self.overhead_gib * GiB,
+            m.n_layers,
+            m.n_kv_heads,
+            m.d_head,
+            self.kv_bytes,
+            self.users,
+        )
 
     def tokens_per_user(self) -> int:
         """The memory's tokens, capped at the model's context window."""
@@ -71,7 +81,7 @@ class Preset:
         """What the cache of every user holds, each at tokens_per_user()."""
         return self.users * self.tokens_per_user() * self.bytes_per_token()
 
-    def with_(self, **kw) -> "Preset":
+    def with_(self, **kw) -> Preset:
         return replace(self, **kw)
 
 
@@ -82,8 +92,9 @@ def presets(cfg: Config, bytes_per_number: float = 8.0) -> dict[str, Preset]:
     mini_bits = 8 * bytes_per_number
     return {
         "7b-mha": Preset("7b-mha", cost.LESSON_7B, bits=BITS["fp16"], gpu_gib=24),
-        "mini": Preset("mini", Architecture.of(cfg), bits=mini_bits, kv_bytes=bytes_per_number, gpu_gib=MINI_GIB,
-                       overhead_gib=0.0),
+        "mini": Preset(
+            "mini", Architecture.of(cfg), bits=mini_bits, kv_bytes=bytes_per_number, gpu_gib=MINI_GIB, overhead_gib=0.0
+        ),
         "0.5b": Preset("0.5b", cost.CHAPTER_05B, bits=BITS["fp16"], gpu_gib=8),
         "7b-gqa": Preset("7b-gqa", cost.CHAPTER_7B, bits=BITS["int8"], gpu_gib=16),
         "13b": Preset("13b", cost.CHAPTER_13B, bits=BITS["int8"], gpu_gib=16),
@@ -105,5 +116,7 @@ CHAPTER_TABLES = {
 
 def chapter_checks() -> dict[str, int]:
     """The wider chapter's three statements, recomputed."""
-    return {key: PRESETS[preset].with_(bits=BITS[bits], gpu_gib=gpu).tokens_per_user()
-            for key, (preset, bits, gpu) in CHAPTER_TABLES.items()}
+    return {
+        key: PRESETS[preset].with_(bits=BITS[bits], gpu_gib=gpu).tokens_per_user()
+        for key, (preset, bits, gpu) in CHAPTER_TABLES.items()
+    }

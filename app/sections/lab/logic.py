@@ -5,6 +5,7 @@ cache, at positions 8..64, then position 64 row by row, one measurement at a tim
 page never freezes and the reader can cancel. (The first cell, which the reader edits,
 is app/sections/prove/logic.py: it runs in the code sandbox.)
 """
+
 from __future__ import annotations
 
 import time
@@ -19,8 +20,9 @@ class TimingLab(Stepwise):
     """Measures one position per `advance()` (both ways, interleaved samples: model/timing.py);
     `rows`, `by_row` and `summary` fill in as it goes."""
 
-    def __init__(self, gpt, ids, positions=POSITIONS, samples: int = 7, min_seconds: float = 0.004,
-                 warm_up_s: float = 0.5):
+    def __init__(
+        self, gpt, ids, positions=POSITIONS, samples: int = 7, min_seconds: float = 0.004, warm_up_s: float = 0.5
+    ):
         super().__init__(positions)
         self.gpt, self.ids, self.positions = gpt, list(ids), tuple(positions)
         self.kw = {"samples": samples, "min_seconds": min_seconds}
@@ -44,7 +46,7 @@ class TimingLab(Stepwise):
         of the lab gave position 64's clock within 43-100 % of their median without this, 7-23 %
         with it (tests.bench_clock)."""
         t = self.positions[-1]
-        _, cache = self.gpt.llenar(self.ids[:t - 1])
+        _, cache = self.gpt.llenar(self.ids[: t - 1])
         end = time.perf_counter() + self.warm_up_s
         while time.perf_counter() < end:
             self.gpt.avanzar(self.ids[t - 1], cache.copy())

@@ -1,5 +1,6 @@
 """Tus milisegundos: the lesson's timing table, measured in the reader's browser (logic.py: TimingLab),
 its plot, and what it says (app/state/clock.py's sentences, chosen from the numbers)."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -15,7 +16,7 @@ from ...style import GREEN, GREY
 from ..base import MeasuringSection
 from ..drawing import lab_table, series_figure
 
-LAB_SAMPLES = 9          # measurements of each way per position (interleaved; the table shows medians)
+LAB_SAMPLES = 9  # measurements of each way per position (interleaved; the table shows medians)
 SERIES = {"cached": (GREEN, "circle", "solid"), "full": (GREY, "square", "dashed")}
 
 
@@ -47,7 +48,8 @@ class LabSection(MeasuringSection):
 
     def new_lab(self):
         from .logic import TimingLab
-        ex = self.ex                                  # the page's text, or the same seed's full window
+
+        ex = self.ex  # the page's text, or the same seed's full window
         ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
         return TimingLab(ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
 
@@ -57,21 +59,38 @@ class LabSection(MeasuringSection):
             self.table.object = self.explain.object = ""
             return
         rows = lab.rows
-        ratio = lambda x: clock.ratio_text(x, lang)            # noqa: E731
+        ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
         table = lab_table(
-            self.t, self.t("lab_title"),
+            self.t,
+            self.t("lab_title"),
             ["table_pos", "lab_c", "lab_tc", "table_ms_cached", "table_ms_full", "lab_clock", "lab_count"],
-            [[str(r["t"]), num(r["c"], lang), num(r["tc"], lang), clock.ms_text(r["cached_s"], lang),
-              clock.ms_text(r["full_s"], lang),
-              f"<b>{ratio(r['clock_ratio'])}×</b> <span class='spread'>({ratio(r['ratio_low'])}–"
-              f"{ratio(r['ratio_high'])})</span>", f"{num(r['count_ratio'], lang)}×"] for r in rows], "lab-table")
+            [
+                [
+                    str(r["t"]),
+                    num(r["c"], lang),
+                    num(r["tc"], lang),
+                    clock.ms_text(r["cached_s"], lang),
+                    clock.ms_text(r["full_s"], lang),
+                    f"<b>{ratio(r['clock_ratio'])}×</b> <span class='spread'>({ratio(r['ratio_low'])}–"
+                    f"{ratio(r['ratio_high'])})</span>",
+                    f"{num(r['count_ratio'], lang)}×",
+                ]
+                for r in rows
+            ],
+            "lab-table",
+        )
         by_row = lab.by_row
         if by_row:
-            table += (f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=clock.ms_text(by_row['per_row_in_pass_s'], lang), alone=clock.ms_text(by_row['one_row_s'], lang), x=ratio(by_row['ratio'])))}</p>")
+            table += f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=clock.ms_text(by_row['per_row_in_pass_s'], lang), alone=clock.ms_text(by_row['one_row_s'], lang), x=ratio(by_row['ratio'])))}</p>"
         self.table.object = table
         reading = lab.summary
-        self.explain.object = ("" if reading is None else "<p class='explain' data-testid='lab-explain'>" + " ".join(
-            esc(self.t(key, **values)) for key, values in clock.table_sentences(reading, lang)) + "</p>")
+        self.explain.object = (
+            ""
+            if reading is None
+            else "<p class='explain' data-testid='lab-explain'>"
+            + " ".join(esc(self.t(key, **values)) for key, values in clock.table_sentences(reading, lang))
+            + "</p>"
+        )
         for key, seconds in (("cached", "cached_s"), ("full", "full_s")):
             self.series[key][0].data = {"x": [r["t"] for r in rows], "y": [r[seconds] * 1e3 for r in rows]}
         self.plot.visible = self.plot_heading.visible = self.fig.visible = bool(rows)

@@ -7,12 +7,13 @@ meets the genuine IndexError of the position table. It runs in the code sandbox
 (app/sandbox) on the sandbox's own copy of the model; this module only writes the
 cell, builds the request and reads what the error means. No Panel here.
 """
+
 from __future__ import annotations
 
 import re
 
 CELL = {
-    "es": '''ids = tokenizer.encode("La Nela")
+    "es": """ids = tokenizer.encode("La Nela")
 logits, cache = llenar(ids)          # prefill: el prompt en una sola pasada
 z = logits[-1]
 guardados = {{len(ids): z}}            # los logits de cada posición, con caché
@@ -27,8 +28,8 @@ completa = adelante(ids)             # sin caché: el texto entero de una vez
 for t in {positions}:
     print(t, np.abs(guardados[t] - completa[t - 1]).max())
 print("caché de la capa 1:", cache.k[0].shape, "·", cache.n_numbers, "números en total")
-''',
-    "en": '''ids = tokenizer.encode("La Nela")
+""",
+    "en": """ids = tokenizer.encode("La Nela")
 logits, cache = prefill(ids)         # the prompt in a single pass
 z = logits[-1]
 kept = {{len(ids): z}}                 # each position's logits, with the cache
@@ -43,8 +44,8 @@ full = forward(ids)                  # no cache: the whole text at once
 for t in {positions}:
     print(t, np.abs(kept[t] - full[t - 1]).max())
 print("layer 1 cache:", cache.k[0].shape, "·", cache.n_numbers, "numbers in total")
-''',
-    "pt": '''ids = tokenizer.encode("La Nela")
+""",
+    "pt": """ids = tokenizer.encode("La Nela")
 logits, cache = preencher(ids)       # prefill: o prompt numa só passagem
 z = logits[-1]
 guardados = {{len(ids): z}}            # os logits de cada posição, com cache
@@ -59,10 +60,10 @@ completa = adiante(ids)              # sem cache: o texto inteiro de uma vez
 for t in {positions}:
     print(t, np.abs(guardados[t] - completa[t - 1]).max())
 print("cache da camada 1:", cache.k[0].shape, "·", cache.n_numbers, "números no total")
-''',
+""",
 }
 
-LIMIT_S = 10            # the cell fills a whole window: on a slow phone it takes a few seconds
+LIMIT_S = 10  # the cell fills a whole window: on a slow phone it takes a few seconds
 
 
 def compare_at(n_ctx: int) -> tuple[int, ...]:

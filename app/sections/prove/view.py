@@ -1,5 +1,6 @@
 """Pruébalo: the lesson's first cell, run in the reader's browser (app/sandbox/: an interpreter of its
 own per run), then "change the 64 to 65" and meet the IndexError. logic.py writes the cell."""
+
 from __future__ import annotations
 
 import functools
@@ -27,9 +28,12 @@ class ProveSection(Section):
         self.run_button.on_click(lambda _e: self.run())
         self.to65_button.on_click(lambda _e: self.run(one_more=True))
         self.restore_button.on_click(lambda _e: self.restore())
-        self.card.objects = [self.intro, self.editor,
-                             pn.FlexBox(self.run_button, self.to65_button, self.restore_button, gap="10px"),
-                             self.result]
+        self.card.objects = [
+            self.intro,
+            self.editor,
+            pn.FlexBox(self.run_button, self.to65_button, self.restore_button, gap="10px"),
+            self.result,
+        ]
         self.view.sandbox.warm(with_model=True)
 
     def template(self) -> str:
@@ -44,7 +48,7 @@ class ProveSection(Section):
         self.restore_button.name = self.t("prove_restore")
         self.editor.name = self.t("prove_code")
         if self.code.code in [cell.cell(lang, n, self.ex.settings.top_p) for lang in cell.CELL]:
-            self.editor.value = self.template()        # not edited: follow the language
+            self.editor.value = self.template()  # not edited: follow the language
 
     def restore(self):
         self.editor.value = self.template()
@@ -56,21 +60,33 @@ class ProveSection(Section):
             code = cell.one_more(code, self.n)
             self.editor.value = code
         waiting = functools.partial(waiting_html, self.view, "prove-result", self.result)
-        waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)      # before: the answer may be at once
-        self.view.sandbox.submit(cell.payload(code, self.ex.settings.seed, self.lang), self.show,
-                                 limit_s=cell.LIMIT_S, key=self.key, on_start=waiting)
+        waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)  # before: the answer may be at once
+        self.view.sandbox.submit(
+            cell.payload(code, self.ex.settings.seed, self.lang),
+            self.show,
+            limit_s=cell.LIMIT_S,
+            key=self.key,
+            on_start=waiting,
+        )
 
     def show(self, answer, run):
-        self.view.publish_state(weights=True)      # tests check the app's model is untouched
+        self.view.publish_state(weights=True)  # tests check the app's model is untouched
         t = self.t
         out = failure_html(t, self.lang, answer, cell.LIMIT_S)
         if out is None and answer.status == "error":
             where = t("code_line", line=answer.line) if answer.line else ""
-            explain = (f"<p>{esc(t('cell_position_error', n=self.n, pos=self.n + 1))}</p>"
-                       if cell.is_position_error(answer.error_type, answer.message, self.n) else "")
-            out = (f"<div class='error' role='alert' data-testid='prove-error'><p>{esc(t('code_error'))} {esc(where)}</p>"
-                   f"<p><code>{esc(answer.error_type)}: {esc(answer.message)}</code></p>{explain}</div>")
+            explain = (
+                f"<p>{esc(t('cell_position_error', n=self.n, pos=self.n + 1))}</p>"
+                if cell.is_position_error(answer.error_type, answer.message, self.n)
+                else ""
+            )
+            out = (
+                f"<div class='error' role='alert' data-testid='prove-error'><p>{esc(t('code_error'))} {esc(where)}</p>"
+                f"<p><code>{esc(answer.error_type)}: {esc(answer.message)}</code></p>{explain}</div>"
+            )
         elif out is None:
             out = f"<p role='status' data-testid='prove-ok'>{esc(t('prove_ok'))}</p>"
-        self.result.object = (f"<div data-testid='prove-result' data-state='{answer.status}' data-run='{run}'>"
-                              f"{output_html(t, answer)}{out}</div>")
+        self.result.object = (
+            f"<div data-testid='prove-result' data-state='{answer.status}' data-run='{run}'>"
+            f"{output_html(t, answer)}{out}</div>"
+        )

@@ -6,6 +6,7 @@ of one block and head at the current position, and compares what comes back with
 model's own attention output, computed here. No Panel here, and no reader code either:
 this module only builds the request and judges the answer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,30 +46,30 @@ def atencao(q, K, V):
 }
 
 SOLUTION = {
-    "es": '''import numpy as np
+    "es": """import numpy as np
 
 def atencion(q, K, V):
     s = K @ q / np.sqrt(q.shape[0])      # (t,) una puntuación por clave guardada
     w = np.exp(s - s.max())
     w = w / w.sum()                      # softmax
     return w @ V                         # (d_k,) la mezcla de los valores guardados
-''',
-    "en": '''import numpy as np
+""",
+    "en": """import numpy as np
 
 def attention(q, K, V):
     s = K @ q / np.sqrt(q.shape[0])      # (t,) one score per cached key
     w = np.exp(s - s.max())
     w = w / w.sum()                      # softmax
     return w @ V                         # (d_k,) the mix of the cached values
-''',
-    "pt": '''import numpy as np
+""",
+    "pt": """import numpy as np
 
 def atencao(q, K, V):
     s = K @ q / np.sqrt(q.shape[0])      # (t,) uma pontuação por chave guardada
     w = np.exp(s - s.max())
     w = w / w.sum()                      # softmax
     return w @ V                         # (d_k,) a mistura dos valores guardados
-''',
+""",
 }
 
 
@@ -86,24 +87,33 @@ def payload(code: str, q, K, V) -> dict:
 @dataclass
 class Verdict:
     """What the page tells the reader about one check."""
-    kind: str                     # right | wrong | error | problem | stopped | crashed | unavailable | busy | garbled
-    diff: float | None = None     # largest |yours - model's|
+
+    kind: str  # right | wrong | error | problem | stopped | crashed | unavailable | busy | garbled
+    diff: float | None = None  # largest |yours - model's|
     answer: Answer | None = None
-    shape: tuple | None = None    # what their function returned, when it is not (d_k,)
-    problem: str = ""             # no_function | not_numbers | too_big | wrong_shape
+    shape: tuple | None = None  # what their function returned, when it is not (d_k,)
+    problem: str = ""  # no_function | not_numbers | too_big | wrong_shape
 
 
 def judge(answer: Answer, expected) -> Verdict:
     """Compare the sandbox's answer with the model's own output."""
     expected = np.asarray(expected, dtype=np.float64)
-    simple = {"timeout": "stopped", "crashed": "crashed", "unavailable": "unavailable", "busy": "busy",
-              "garbled": "garbled", "error": "error", "problem": "problem"}
+    simple = {
+        "timeout": "stopped",
+        "crashed": "crashed",
+        "unavailable": "unavailable",
+        "busy": "busy",
+        "garbled": "garbled",
+        "error": "error",
+        "problem": "problem",
+    }
     if answer.status in simple:
         return Verdict(simple[answer.status], answer=answer, shape=answer.shape, problem=answer.problem)
     value = answer.value
     if value is None or value.shape != expected.shape:
-        return Verdict("problem", answer=answer, shape=None if value is None else tuple(value.shape),
-                       problem="wrong_shape")
+        return Verdict(
+            "problem", answer=answer, shape=None if value is None else tuple(value.shape), problem="wrong_shape"
+        )
     with np.errstate(invalid="ignore"):
         diff = float(np.max(np.abs(value - expected)))
     if not np.isfinite(diff):

@@ -13,6 +13,7 @@ bits). Only the text and the position are the reader's; the proof is the lesson 
 that text (`lesson_proof`), and the intro says so while the reader's choice differs
 (`not_the_lessons`).
 """
+
 from __future__ import annotations
 
 import random
@@ -23,7 +24,7 @@ from model import cost
 
 from ...i18n import num, sci, size
 
-QUESTIONS: list[tuple[str, tuple[str, ...], str]] = [      # (id, options, right one)
+QUESTIONS: list[tuple[str, tuple[str, ...], str]] = [  # (id, options, right one)
     ("fixed", ("mask", "frozen", "positions"), "mask"),
     ("ratio", ("t", "t2", "two", "depends"), "t"),
     ("total", ("r33", "r64", "r43", "r2080"), "r33"),
@@ -31,19 +32,33 @@ QUESTIONS: list[tuple[str, tuple[str, ...], str]] = [      # (id, options, right
     ("pos65", ("table", "memory", "grid"), "table"),
 ]
 # The texts' keys, each written out (no key is built at run time: tests/test_i18n.py finds every use).
-QUESTION_KEY = {"fixed": "quiz_fixed", "ratio": "quiz_ratio", "total": "quiz_total", "memory": "quiz_memory",
-                "pos65": "quiz_pos65"}
+QUESTION_KEY = {
+    "fixed": "quiz_fixed",
+    "ratio": "quiz_ratio",
+    "total": "quiz_total",
+    "memory": "quiz_memory",
+    "pos65": "quiz_pos65",
+}
 OPTION_KEY = {
     "fixed": {"mask": "quiz_fixed_mask", "frozen": "quiz_fixed_frozen", "positions": "quiz_fixed_positions"},
     "ratio": {"t": "quiz_ratio_t", "t2": "quiz_ratio_t2", "two": "quiz_ratio_two", "depends": "quiz_ratio_depends"},
     "total": {"r33": "quiz_total_r33", "r64": "quiz_total_r64", "r43": "quiz_total_r43", "r2080": "quiz_total_r2080"},
-    "memory": {"tokens": "quiz_memory_tokens", "vocab": "quiz_memory_vocab", "grid": "quiz_memory_grid",
-               "fixed": "quiz_memory_fixed"},
+    "memory": {
+        "tokens": "quiz_memory_tokens",
+        "vocab": "quiz_memory_vocab",
+        "grid": "quiz_memory_grid",
+        "fixed": "quiz_memory_fixed",
+    },
     "pos65": {"table": "quiz_pos65_table", "memory": "quiz_pos65_memory", "grid": "quiz_pos65_grid"},
 }
-WHY_KEY = {"fixed": "quiz_fixed_why", "ratio": "quiz_ratio_why", "total": "quiz_total_why", "memory": "quiz_memory_why",
-           "pos65": "quiz_pos65_why"}
-MAX_LENGTH_RATIO = 1.3      # longest option / shortest option of a question, in every language
+WHY_KEY = {
+    "fixed": "quiz_fixed_why",
+    "ratio": "quiz_ratio_why",
+    "total": "quiz_total_why",
+    "memory": "quiz_memory_why",
+    "pos65": "quiz_pos65_why",
+}
+MAX_LENGTH_RATIO = 1.3  # longest option / shortest option of a question, in every language
 
 
 def is_right(question: str, option: str) -> bool:
@@ -65,9 +80,9 @@ def order(seed: int) -> dict[str, tuple[str, ...]]:
     return shown
 
 
-FLOAT64 = "float64"                   # the lesson's cache (model/config.py CACHE_FORMATS[0])
-LESSON_BYTES = np.dtype(FLOAT64).itemsize      # 8 bytes a cached number
-_proofs: dict[tuple, tuple] = {}      # (model, text) -> (model, proof): the lesson model's, computed once
+FLOAT64 = "float64"  # the lesson's cache (model/config.py CACHE_FORMATS[0])
+LESSON_BYTES = np.dtype(FLOAT64).itemsize  # 8 bytes a cached number
+_proofs: dict[tuple, tuple] = {}  # (model, text) -> (model, proof): the lesson model's, computed once
 
 
 def not_the_lessons(explorer) -> bool:
@@ -99,15 +114,28 @@ def numbers(explorer) -> dict:
     t, T = explorer.t, cfg.n_ctx
     seven, (small, large) = cost.LESSON_7B, cost.LESSON_7B_CONTEXTS
     return {
-        "t": t, "c": cost.c_cached(cfg, t), "tc": cost.c_uncached(cfg, t),
-        "T": T, "total_c": cost.total_cached(cfg, T), "total_tc": cost.total_uncached(cfg, T),
-        "total_ratio": cost.total_ratio(cfg, T), "half": cost.matrices_only_ratio(T),
-        "third": cost.attention_only_ratio(T), "equal": cost.attention_equals_matrices_at(cfg),
-        "sum_t": T * (T + 1) // 2, "L": cfg.n_layers, "d": cfg.d_model,
-        "numbers": cost.kv_cache_numbers(cfg, T), "bytes": LESSON_BYTES,
-        "b7_params": seven.n_params, "b7_L": seven.n_layers, "b7_d": seven.d_model,
-        "b7_numbers": cost.cache_numbers(seven.n_layers, seven.d_model, 1), "b7_bytes": cost.LESSON_7B_BYTES,
-        "b7_ctx_small": small, "b7_ctx_large": large,
+        "t": t,
+        "c": cost.c_cached(cfg, t),
+        "tc": cost.c_uncached(cfg, t),
+        "T": T,
+        "total_c": cost.total_cached(cfg, T),
+        "total_tc": cost.total_uncached(cfg, T),
+        "total_ratio": cost.total_ratio(cfg, T),
+        "half": cost.matrices_only_ratio(T),
+        "third": cost.attention_only_ratio(T),
+        "equal": cost.attention_equals_matrices_at(cfg),
+        "sum_t": T * (T + 1) // 2,
+        "L": cfg.n_layers,
+        "d": cfg.d_model,
+        "numbers": cost.kv_cache_numbers(cfg, T),
+        "bytes": LESSON_BYTES,
+        "b7_params": seven.n_params,
+        "b7_L": seven.n_layers,
+        "b7_d": seven.d_model,
+        "b7_numbers": cost.cache_numbers(seven.n_layers, seven.d_model, 1),
+        "b7_bytes": cost.LESSON_7B_BYTES,
+        "b7_ctx_small": small,
+        "b7_ctx_large": large,
         "b7_weights": cost.weight_bytes(seven.n_params, 8 * cost.LESSON_7B_BYTES),
         "proof": lesson_proof(explorer),
     }
@@ -123,16 +151,35 @@ def values(explorer, lang: str) -> dict:
     n = numbers(explorer)
     b7 = n["b7_numbers"] * n["b7_bytes"]
     return {
-        "n": n["T"], "t": str(n["t"]), "c": num(n["c"], lang), "tc": num(n["tc"], lang), "T": str(n["T"]),
-        "m": str(n["T"] + 1), "total_c": num(n["total_c"], lang), "total_tc": num(n["total_tc"], lang),
-        "total_ratio": num(n["total_ratio"], lang, 1), "about": num(round(n["total_ratio"]), lang),
-        "half": short(n["half"], lang), "third": short(n["third"], lang),
-        "third_round": num(round(n["third"]), lang), "equal": short(n["equal"], lang),
-        "sum_t": num(n["sum_t"], lang), "L": str(n["L"]), "d": str(n["d"]),
-        "numbers": num(n["numbers"], lang), "mini_size": size(n["numbers"] * n["bytes"], lang),
-        "mini_bytes": str(n["bytes"]), "b7_b": num(n["b7_params"] / 1e9, lang), "b7_L": str(n["b7_L"]),
-        "b7_d": num(n["b7_d"], lang), "b7_numbers": num(n["b7_numbers"], lang), "b7_bytes": str(n["b7_bytes"]),
-        "b7_ctx_small": num(n["b7_ctx_small"], lang), "b7_ctx_large": num(n["b7_ctx_large"], lang),
-        "b7_small": size(b7 * n["b7_ctx_small"], lang), "b7_large": size(b7 * n["b7_ctx_large"], lang),
-        "b7_weights": size(n["b7_weights"], lang), "proof": sci(n["proof"], lang),
+        "n": n["T"],
+        "t": str(n["t"]),
+        "c": num(n["c"], lang),
+        "tc": num(n["tc"], lang),
+        "T": str(n["T"]),
+        "m": str(n["T"] + 1),
+        "total_c": num(n["total_c"], lang),
+        "total_tc": num(n["total_tc"], lang),
+        "total_ratio": num(n["total_ratio"], lang, 1),
+        "about": num(round(n["total_ratio"]), lang),
+        "half": short(n["half"], lang),
+        "third": short(n["third"], lang),
+        "third_round": num(round(n["third"]), lang),
+        "equal": short(n["equal"], lang),
+        "sum_t": num(n["sum_t"], lang),
+        "L": str(n["L"]),
+        "d": str(n["d"]),
+        "numbers": num(n["numbers"], lang),
+        "mini_size": size(n["numbers"] * n["bytes"], lang),
+        "mini_bytes": str(n["bytes"]),
+        "b7_b": num(n["b7_params"] / 1e9, lang),
+        "b7_L": str(n["b7_L"]),
+        "b7_d": num(n["b7_d"], lang),
+        "b7_numbers": num(n["b7_numbers"], lang),
+        "b7_bytes": str(n["b7_bytes"]),
+        "b7_ctx_small": num(n["b7_ctx_small"], lang),
+        "b7_ctx_large": num(n["b7_ctx_large"], lang),
+        "b7_small": size(b7 * n["b7_ctx_small"], lang),
+        "b7_large": size(b7 * n["b7_ctx_large"], lang),
+        "b7_weights": size(n["b7_weights"], lang),
+        "proof": sci(n["proof"], lang),
     }

@@ -1,6 +1,7 @@
 """Comprueba tu intuición: five questions, each explained with the page's own numbers (logic.py), and
 the challenge: the reader's attention of one token against the cache, run in the reader's browser
 and judged against the model's own output (challenge.py)."""
+
 from __future__ import annotations
 
 import functools
@@ -17,9 +18,12 @@ from ..code import LatestCode, code_editor, failure_html, output_html, waiting_h
 from . import challenge
 from . import logic as quiz
 
-
-CHALLENGE_PROBLEM = {"no_function": "challenge_no_function", "not_numbers": "challenge_not_numbers",
-                     "too_big": "challenge_too_big", "wrong_shape": "challenge_wrong_shape"}   # app/challenge.py
+CHALLENGE_PROBLEM = {
+    "no_function": "challenge_no_function",
+    "not_numbers": "challenge_not_numbers",
+    "too_big": "challenge_too_big",
+    "wrong_shape": "challenge_wrong_shape",
+}  # app/challenge.py
 
 
 class QuizSection(Section):
@@ -31,9 +35,8 @@ class QuizSection(Section):
         self.items = []
         for qid, options, _right in quiz.QUESTIONS:
             question = self.pane()
-            choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, inline=False,
-                                              stylesheets=[WRAP_LABEL])
-            choice.value = None                       # nothing chosen until the reader chooses
+            choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, inline=False, stylesheets=[WRAP_LABEL])
+            choice.value = None  # nothing chosen until the reader chooses
             feedback = self.pane()
             choice.param.watch(lambda e, q=qid: self.answer(q), "value")
             self.items.append((qid, question, choice, feedback))
@@ -50,31 +53,37 @@ class QuizSection(Section):
         objects = [self.intro]
         for _qid, question, choice, feedback in self.items:
             objects += [question, choice, feedback]
-        objects += [self.challenge_intro, pn.FlexBox(self.block, self.head, gap="10px"), self.editor,
-                    pn.FlexBox(self.check_button, self.solution_button, gap="10px"), self.result]
+        objects += [
+            self.challenge_intro,
+            pn.FlexBox(self.block, self.head, gap="10px"),
+            self.editor,
+            pn.FlexBox(self.check_button, self.solution_button, gap="10px"),
+            self.result,
+        ]
         self.card.objects = objects
-        self.session.settings.param.watch(lambda _e: self.label(), "seed")   # the options' order
-        self.session.param.watch(lambda _e: self.label_intro(), "model")     # whose numbers the answers are
+        self.session.settings.param.watch(lambda _e: self.label(), "seed")  # the options' order
+        self.session.param.watch(lambda _e: self.label_intro(), "model")  # whose numbers the answers are
         self.view.sandbox.warm()
 
     def label(self):
         self.label_intro()
         values, shown = quiz.values(self.ex, self.lang), quiz.order(self.ex.settings.seed)
-        for i, (qid, question, choice, feedback) in enumerate(self.items):
+        for i, (qid, question, choice, _feedback) in enumerate(self.items):
             question.object = f"<h3>{i + 1}. {esc(self.t(quiz.QUESTION_KEY[qid], **values))}</h3>"
             value = choice.value
             choice.options = {self.t(quiz.OPTION_KEY[qid][o], **values): o for o in shown[qid]}
             choice.value = value
             choice.name = self.t(quiz.QUESTION_KEY[qid], **values)
             self.answer(qid, values)
-        self.challenge_intro.object = (f"<h3>{esc(self.t('challenge_title'))}</h3>"
-                                       f"<p>{esc(self.t('challenge_intro', n=sandbox.LIMIT_S))}</p>")
+        self.challenge_intro.object = (
+            f"<h3>{esc(self.t('challenge_title'))}</h3><p>{esc(self.t('challenge_intro', n=sandbox.LIMIT_S))}</p>"
+        )
         self.block.name = self.t("challenge_block")
         self.head.name = self.t("challenge_head")
         self.editor.name = self.t("challenge_code")
         dk = self.ex.lesson_gpt.config.d_head
         if self.code.code in [challenge.template(lang, dk) for lang in challenge.TEMPLATE]:
-            self.editor.value = challenge.template(self.lang, dk)    # not edited: follow the language
+            self.editor.value = challenge.template(self.lang, dk)  # not edited: follow the language
         elif self.code.code in challenge.SOLUTION.values():
             self.editor.value = challenge.SOLUTION.get(self.lang, challenge.SOLUTION["es"])
         self.check_button.name = self.t("challenge_check")
@@ -85,8 +94,13 @@ class QuizSection(Section):
         that the answers are about the lesson's."""
         intro = self.t("quiz_intro")
         if quiz.not_the_lessons(self.ex):
-            intro += " " + self.t("quiz_lesson_note", H=self.ex.lesson_gpt.config.n_kv_heads, fmt=quiz.FLOAT64,
-                                  bytes=quiz.LESSON_BYTES, section=self.t("small_title"))
+            intro += " " + self.t(
+                "quiz_lesson_note",
+                H=self.ex.lesson_gpt.config.n_kv_heads,
+                fmt=quiz.FLOAT64,
+                bytes=quiz.LESSON_BYTES,
+                section=self.t("small_title"),
+            )
         self.intro.object = f"<p data-testid='quiz-intro'>{esc(intro)}</p>"
 
     def answer(self, qid: str, values: dict | None = None):
@@ -97,9 +111,11 @@ class QuizSection(Section):
         right = quiz.is_right(qid, choice.value)
         values = values or quiz.values(self.ex, self.lang)
         verdict = self.t("quiz_right" if right else "quiz_wrong")
-        feedback.object = (f"<div class='{'feedback right' if right else 'feedback wrong'}' role='status' "
-                           f"data-testid='quiz-{qid}'><b>{esc(verdict)}</b> "
-                           f"{esc(self.t(quiz.WHY_KEY[qid], **values))}</div>")
+        feedback.object = (
+            f"<div class='{'feedback right' if right else 'feedback wrong'}' role='status' "
+            f"data-testid='quiz-{qid}'><b>{esc(verdict)}</b> "
+            f"{esc(self.t(quiz.WHY_KEY[qid], **values))}</div>"
+        )
 
     def case(self):
         """The lesson model's own attention on the reader's text (the quiz is about the lesson: not the
@@ -111,31 +127,42 @@ class QuizSection(Section):
         q, K, V, out = self.case()
         where = self.t("challenge_where", t=self.ex.t, block=self.block.value + 1, head=self.head.value + 1)
         waiting = functools.partial(waiting_html, self.view, "challenge-result", self.result)
-        waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)      # before: the answer may be at once
-        self.view.sandbox.submit(challenge.payload(self.code.code, q, K, V),
-                                 lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run),
-                                 key=self.key, on_start=waiting)
+        waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)  # before: the answer may be at once
+        self.view.sandbox.submit(
+            challenge.payload(self.code.code, q, K, V),
+            lambda answer, run: self.show_check(challenge.judge(answer, out), out, where, run),
+            key=self.key,
+            on_start=waiting,
+        )
 
     def show_check(self, verdict, out, where, run):
-        self.view.publish_state(weights=True)      # tests check the app's model is untouched
+        self.view.publish_state(weights=True)  # tests check the app's model is untouched
         lang, answer = self.lang, verdict.answer
         if verdict.kind == "right":
             body = f"<div class='feedback right' role='status'><b>{esc(self.t('challenge_ok', diff=sci(verdict.diff, lang)))}</b> {esc(where)}</div>"
         elif verdict.kind == "wrong":
-            body = (f"<div class='feedback wrong' role='status'>"
-                    f"{esc(self.t('challenge_diff', diff=sci(verdict.diff, lang)))} {esc(where)}</div>")
+            body = (
+                f"<div class='feedback wrong' role='status'>"
+                f"{esc(self.t('challenge_diff', diff=sci(verdict.diff, lang)))} {esc(where)}</div>"
+            )
         elif verdict.kind == "error":
             line = self.t("code_line", line=answer.line) if answer.line else ""
-            body = (f"<div class='feedback wrong' role='status'>{esc(self.t('code_error'))} {esc(line)}"
-                    f"<pre class='code'>{esc(answer.error_type)}: {esc(answer.message)}</pre>"
-                    f"{esc(self.t('challenge_hint_error'))}</div>")
+            body = (
+                f"<div class='feedback wrong' role='status'>{esc(self.t('code_error'))} {esc(line)}"
+                f"<pre class='code'>{esc(answer.error_type)}: {esc(answer.message)}</pre>"
+                f"{esc(self.t('challenge_hint_error'))}</div>"
+            )
         elif verdict.kind == "problem":
-            body = (f"<div class='feedback wrong' role='status'>"
-                    f"{esc(self.t(CHALLENGE_PROBLEM[verdict.problem], shape=verdict.shape, expected=tuple(np.shape(out))))}</div>")
+            body = (
+                f"<div class='feedback wrong' role='status'>"
+                f"{esc(self.t(CHALLENGE_PROBLEM[verdict.problem], shape=verdict.shape, expected=tuple(np.shape(out))))}</div>"
+            )
         else:
             body = failure_html(self.t, self.lang, answer, sandbox.LIMIT_S)
-        self.result.object = (f"<div data-testid='challenge-result' data-state='{verdict.kind}' data-run='{run}'>{body}"
-                              f"{output_html(self.t, answer)}</div>")
+        self.result.object = (
+            f"<div data-testid='challenge-result' data-state='{verdict.kind}' data-run='{run}'>{body}"
+            f"{output_html(self.t, answer)}</div>"
+        )
 
     def show_solution(self):
         self.editor.value = challenge.SOLUTION.get(self.lang, challenge.SOLUTION["es"])

@@ -4,6 +4,7 @@ model and the format), and this section says what that costs and saves, then com
 combination on real arrays. Built the first time it opens: nothing of it (the other checkpoints,
 model.quantize) is fetched or imported before.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,17 +41,33 @@ class SmallerSection(Section):
         self.source = ColumnDataSource({"x": [], "kib": [], "loss": [], "drift": [], "label": []})
         self.chart = self.make_chart()
         self.chart_pane = pn.pane.Bokeh(self.chart, sizing_mode="stretch_width", visible=False)
-        self.card.objects = [self.intro, pn.FlexBox(self.kv, self.precision, gap="12px"), self.status, self.losses,
-                             self.compare_button, self.chart_pane, self.result]
+        self.card.objects = [
+            self.intro,
+            pn.FlexBox(self.kv, self.precision, gap="12px"),
+            self.status,
+            self.losses,
+            self.compare_button,
+            self.chart_pane,
+            self.result,
+        ]
         self.session.param.watch(lambda _e: self.render_status(), ["revision", "model"])
         self.rows = []
 
     def make_chart(self):
         factors = [(str(h), f) for h in smaller.KV_HEADS for f in smaller.FORMATS]
-        from bokeh.plotting import figure     # with the section: not at the page's start-up
-        f = figure(height=260, sizing_mode="stretch_width", x_range=FactorRange(*factors), toolbar_location=None,
-                   tools="", min_border_left=60)
-        bars = f.vbar(x="x", top="kib", width=0.8, source=self.source, fill_color=GREEN, line_color=PALETTE["cache-deep"])
+        from bokeh.plotting import figure  # with the section: not at the page's start-up
+
+        f = figure(
+            height=260,
+            sizing_mode="stretch_width",
+            x_range=FactorRange(*factors),
+            toolbar_location=None,
+            tools="",
+            min_border_left=60,
+        )
+        bars = f.vbar(
+            x="x", top="kib", width=0.8, source=self.source, fill_color=GREEN, line_color=PALETTE["cache-deep"]
+        )
         self.hover = HoverTool(renderers=[bars], tooltips="")
         f.add_tools(self.hover)
         f.xgrid.visible = False
@@ -66,8 +83,12 @@ class SmallerSection(Section):
         self.kv.options = {t("small_kv_4"): 4, "2": 2, t("small_kv_1"): 1}
         self.compare_button.name = t("small_compare")
         self.chart.yaxis.axis_label, self.chart.xaxis.axis_label = t("small_chart_y"), t("small_chart_x")
-        self.hover.tooltips = [("", "@label"), ("KiB", "@kib{0.0}"), (t("small_loss"), "@loss{0.0000}"),
-                               ("Δ logits", "@drift")]
+        self.hover.tooltips = [
+            ("", "@label"),
+            ("KiB", "@kib{0.0}"),
+            (t("small_loss"), "@loss{0.0000}"),
+            ("Δ logits", "@drift"),
+        ]
         self.render_status()
         self.render_losses()
         self.render_result()
@@ -76,8 +97,14 @@ class SmallerSection(Section):
         """What the cache in the figure holds now, and what it changed."""
         ex, lang, t = self.ex, self.lang, self.t
         per_token = smaller.per_token_bytes(ex.cache)
-        text = t("small_now", n=ex.cfg.n_kv_heads, fmt=ex.fmt, per=size(per_token, lang),
-                 n_ctx=ex.cfg.n_ctx, window=size(per_token * ex.cfg.n_ctx, lang))
+        text = t(
+            "small_now",
+            n=ex.cfg.n_kv_heads,
+            fmt=ex.fmt,
+            per=size(per_token, lang),
+            n_ctx=ex.cfg.n_ctx,
+            window=size(per_token * ex.cfg.n_ctx, lang),
+        )
         if ex.fmt != "float64":
             now, most = ex.drift.get(ex.t), max(ex.drift.values(), default=None)
             if most is not None:
@@ -96,25 +123,37 @@ class SmallerSection(Section):
         metrics = {h: checkpoints.metrics(smaller.CHECKPOINT[h]) for h in smaller.KV_HEADS}
         spreads = {h: smaller.seed_spread(m) for h, m in metrics.items()}
         with_seeds = any(spreads.values())
-        loss = lambda x: num(x, lang, 4)                                   # noqa: E731
+        loss = lambda x: num(x, lang, 4)  # noqa: E731
         rows = ""
         for h, m in metrics.items():
             spread = spreads[h]
-            extra = "" if not with_seeds else (
-                f"<td>{loss(spread[0])}–{loss(spread[1])} ({spread[2]})</td>" if spread else "<td>–</td>")
+            extra = (
+                ""
+                if not with_seeds
+                else (f"<td>{loss(spread[0])}–{loss(spread[1])} ({spread[2]})</td>" if spread else "<td>–</td>")
+            )
             rows += f"<tr><td>{h}</td><td>{loss(m['held_out_loss'])}</td>{extra}</tr>"
         head = f"<th>{esc(t('small_kv'))}</th><th>{esc(t('small_loss'))}</th>"
         if with_seeds:
             head += f"<th>{esc(t('small_loss_seeds'))}</th>"
         lesson = metrics[smaller.KV_HEADS[0]]
-        context = t("small_loss_context", held=loss(lesson["held_out_loss"]), train=loss(lesson["train_loss"]),
-                    lesson=num(lesson.get("lesson_reported_loss", 3.2), lang, 1))
-        runs = t("small_loss_runs" if with_seeds else "small_loss_one_run",
-                 l2=loss(metrics[2]["held_out_loss"]), l4=loss(lesson["held_out_loss"]))
-        self.losses.object = (f"<table class='data' data-testid='small-losses'><caption>{esc(t('small_losses'))}"
-                              f"</caption><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-                              f"<p class='explain' data-testid='small-loss-context'>{esc(context)} {esc(runs)}</p>"
-                              + self.drift_table(metrics))
+        context = t(
+            "small_loss_context",
+            held=loss(lesson["held_out_loss"]),
+            train=loss(lesson["train_loss"]),
+            lesson=num(lesson.get("lesson_reported_loss", 3.2), lang, 1),
+        )
+        runs = t(
+            "small_loss_runs" if with_seeds else "small_loss_one_run",
+            l2=loss(metrics[2]["held_out_loss"]),
+            l4=loss(lesson["held_out_loss"]),
+        )
+        self.losses.object = (
+            f"<table class='data' data-testid='small-losses'><caption>{esc(t('small_losses'))}"
+            f"</caption><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+            f"<p class='explain' data-testid='small-loss-context'>{esc(context)} {esc(runs)}</p>"
+            + self.drift_table(metrics)
+        )
 
     def drift_table(self, metrics: dict) -> str:
         """The quantized cache's drift over the novel's held-out windows, per model and format (median and
@@ -125,23 +164,31 @@ class SmallerSection(Section):
         if not formats:
             return ""
         windows = spreads[smaller.KV_HEADS[0]][formats[0]]["windows"]
-        body = "".join(f"<tr><td>{h}</td>" + "".join(
-            f"<td>{two_digits(s[f]['median'], lang)} / {two_digits(s[f]['max'], lang)}</td>" for f in formats) + "</tr>"
-            for h, s in spreads.items())
+        body = "".join(
+            f"<tr><td>{h}</td>"
+            + "".join(f"<td>{two_digits(s[f]['median'], lang)} / {two_digits(s[f]['max'], lang)}</td>" for f in formats)
+            + "</tr>"
+            for h, s in spreads.items()
+        )
         head = f"<th>{esc(t('small_kv'))}</th>" + "".join(f"<th>{f}</th>" for f in formats)
-        html = (f"<table class='data' data-testid='small-drift-spread'><caption>"
-                f"{esc(t('small_drift_spread', windows=windows))}</caption><thead><tr>{head}</tr></thead>"
-                f"<tbody>{body}</tbody></table>")
+        html = (
+            f"<table class='data' data-testid='small-drift-spread'><caption>"
+            f"{esc(t('small_drift_spread', windows=windows))}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>"
+        )
         d4, d8 = (smaller.departure_range(spreads.values(), f) for f in ("int4", "int8"))
         if d4 and d8:
             seeds = metrics[smaller.KV_HEADS[0]]["kv_cache_drift"]["int4"]["first_departure"]["seeds"]
-            html += (f"<p class='explain' data-testid='small-departs-spread'>"
-                     f"{esc(t('small_departs_spread', s0=min(seeds), s1=max(seeds), lo4=d4[0], hi4=d4[1], lo8=d8[0], hi8=d8[1]))}</p>")
+            html += (
+                f"<p class='explain' data-testid='small-departs-spread'>"
+                f"{esc(t('small_departs_spread', s0=min(seeds), s1=max(seeds), lo4=d4[0], hi4=d4[1], lo8=d8[0], hi8=d8[1]))}</p>"
+            )
         return html
 
     async def compare(self, _event=None):
         """Every combination, measured on real arrays, one at a time (the page stays responsive)."""
         from model.timing import window_ids
+
         settings = self.session.settings
         self.compare_button.disabled, self.rows = True, []
         try:
@@ -161,20 +208,30 @@ class SmallerSection(Section):
 
     def render_result(self):
         rows, lang = self.rows, self.lang
-        self.source.data = {"x": [(str(r.kv_heads), r.fmt) for r in rows],
-                            "kib": [r.window_bytes / 1024 for r in rows], "loss": [r.held_out_loss for r in rows],
-                            "drift": [sci(r.drift, lang) for r in rows],
-                            "label": [f"{r.kv_heads} · {r.fmt}" for r in rows]}
+        self.source.data = {
+            "x": [(str(r.kv_heads), r.fmt) for r in rows],
+            "kib": [r.window_bytes / 1024 for r in rows],
+            "loss": [r.held_out_loss for r in rows],
+            "drift": [sci(r.drift, lang) for r in rows],
+            "label": [f"{r.kv_heads} · {r.fmt}" for r in rows],
+        }
         self.chart_pane.visible = self.chart.visible = bool(rows)
         if not rows:
             self.result.object = ""
             return
-        body = "".join(f"<tr><td>{r.kv_heads}</td><td>{r.fmt}</td><td>{size(r.window_bytes, lang)}</td>"
-                       f"<td>{num(r.held_out_loss, lang, 4)}</td><td>{sci(r.drift, lang)}</td></tr>" for r in rows)
-        head = "".join(f"<th>{esc(self.t(k))}</th>" for k in ("small_kv", "small_precision", "small_window",
-                                                               "small_loss", "small_drift_head"))
-        self.result.object = (f"<table class='data' data-testid='small-table'><thead><tr>{head}</tr></thead>"
-                              f"<tbody>{body}</tbody></table>{self.summary()}")
+        body = "".join(
+            f"<tr><td>{r.kv_heads}</td><td>{r.fmt}</td><td>{size(r.window_bytes, lang)}</td>"
+            f"<td>{num(r.held_out_loss, lang, 4)}</td><td>{sci(r.drift, lang)}</td></tr>"
+            for r in rows
+        )
+        head = "".join(
+            f"<th>{esc(self.t(k))}</th>"
+            for k in ("small_kv", "small_precision", "small_window", "small_loss", "small_drift_head")
+        )
+        self.result.object = (
+            f"<table class='data' data-testid='small-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>{self.summary()}"
+        )
 
     def windows(self) -> int:
         """How many held-out windows the drift's spread was measured over (metrics.json)."""
@@ -187,9 +244,16 @@ class SmallerSection(Section):
         if len(rows) < len(smaller.KV_HEADS) * len(smaller.FORMATS):
             return ""
         lesson, smallest, lang = rows[4, "float64"], rows[1, "int4"], self.lang
-        text = self.t("small_summary", lesson=size(lesson.window_bytes, lang), smallest=size(smallest.window_bytes, lang),
-                      x=num(lesson.window_bytes / smallest.window_bytes, lang, 1), l4=num(lesson.held_out_loss, lang, 4),
-                      l2=num(rows[2, "float64"].held_out_loss, lang, 4), l1=num(rows[1, "float64"].held_out_loss, lang, 4),
-                      d8=sci(rows[4, "int8"].drift, lang), d4=sci(rows[4, "int4"].drift, lang),
-                      windows=self.windows())
+        text = self.t(
+            "small_summary",
+            lesson=size(lesson.window_bytes, lang),
+            smallest=size(smallest.window_bytes, lang),
+            x=num(lesson.window_bytes / smallest.window_bytes, lang, 1),
+            l4=num(lesson.held_out_loss, lang, 4),
+            l2=num(rows[2, "float64"].held_out_loss, lang, 4),
+            l1=num(rows[1, "float64"].held_out_loss, lang, 4),
+            d8=sci(rows[4, "int8"].drift, lang),
+            d4=sci(rows[4, "int4"].drift, lang),
+            windows=self.windows(),
+        )
         return f"<p class='explain' data-testid='small-summary'>{esc(text)}</p>"

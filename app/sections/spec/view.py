@@ -1,6 +1,7 @@
 """El borrador y la comprobación: speculative decoding round by round (logic.py: SpecRun, and SpecLab,
 its speed measured here, next to the chapter's formula). logic.py (and with it model/speculative.py)
 is imported, and the draft checkpoint fetched, when the section opens."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -16,21 +17,34 @@ from ...style import BLUE, GREY, INK, ORANGE, PALETTE, VERMILLION, show_token
 from ..base import SteppedSection, Stepper, folder_css
 from ..drawing import cell_columns, cell_figure, lab_table, series_figure, swatches
 
-SPEC_SEEDS = 7           # texts per k, one per seed, each with the draft and without (medians)
+SPEC_SEEDS = 7  # texts per k, one per seed, each with the draft and without (medians)
 
 
-COLUMN_STYLE = {1: (PALETTE["mid"], PALETTE["faint"]), 3: (PALETTE["surface"], VERMILLION)}     # kept, cut (EMPTY: not drawn)
+COLUMN_STYLE = {
+    1: (PALETTE["mid"], PALETTE["faint"]),
+    3: (PALETTE["surface"], VERMILLION),
+}  # kept, cut (EMPTY: not drawn)
 NEW_COLOR = {"target": (BLUE, PALETTE["target-deep"]), "draft": (ORANGE, PALETTE["draft-deep"])}
-SPEED_STYLE = {"speedup": (INK, "circle", "solid"), "by_clock": (BLUE, "square", "dashed"),
-               "count": (GREY, "triangle", "dotted")}
-SPEC_AXIS = {"target": "spec_axis_target", "draft": "spec_axis_draft"}     # the grid's rows, by model
+SPEED_STYLE = {
+    "speedup": (INK, "circle", "solid"),
+    "by_clock": (BLUE, "square", "dashed"),
+    "count": (GREY, "triangle", "dotted"),
+}
+SPEC_AXIS = {"target": "spec_axis_target", "draft": "spec_axis_draft"}  # the grid's rows, by model
 SPEC_ROW = {"target": "spec_row_target", "draft": "spec_row_draft"}
 SPEC_NEW = {"target": "spec_new_target", "draft": "spec_new_draft"}
 SPEC_PLOT = {"speedup": "spec_plot_speedup", "by_clock": "spec_plot_by_clock", "count": "spec_plot_count"}
-SPEC_MODE = ("spec_mode_0", "spec_mode_1")                                 # sampled, greedy
-MARK_TITLE = {"prompt": "prompt_token", "text": "sampled_token", "proposed": "spec_proposed",
-              "accepted": "spec_accepted", "rejected": "spec_rejected", "untested": "spec_untested",
-              "resampled": "spec_resampled", "bonus": "spec_bonus"}
+SPEC_MODE = ("spec_mode_0", "spec_mode_1")  # sampled, greedy
+MARK_TITLE = {
+    "prompt": "prompt_token",
+    "text": "sampled_token",
+    "proposed": "spec_proposed",
+    "accepted": "spec_accepted",
+    "rejected": "spec_rejected",
+    "untested": "spec_untested",
+    "resampled": "spec_resampled",
+    "bonus": "spec_bonus",
+}
 
 
 class SpecSection(SteppedSection):
@@ -41,23 +55,37 @@ class SpecSection(SteppedSection):
 
     def build(self):
         from ...state import checkpoints
-        self.draft = checkpoints.load("draft")            # on the static site: fetched now, the first time
+
+        self.draft = checkpoints.load("draft")  # on the static site: fetched now, the first time
         from .logic import SpecChoice
+
         self.choice = SpecChoice()
         self.k = RangeInput.linked(self.choice.param.k, width=220)
-        self.greedy = pn.widgets.RadioBoxGroup(options={"": False, " ": True}, value=False, inline=False,
-                                               stylesheets=[WRAP_LABEL], sizing_mode="stretch_width", max_width=420)
+        self.greedy = pn.widgets.RadioBoxGroup(
+            options={"": False, " ": True},
+            value=False,
+            inline=False,
+            stylesheets=[WRAP_LABEL],
+            sizing_mode="stretch_width",
+            max_width=420,
+        )
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
         self.intro, self.phase, self.text, self.marks_legend = (self.pane() for _ in range(4))
         self.checks, self.counts, self.same, self.error = (self.pane() for _ in range(4))
         self.grid_head, self.grid_legend = self.pane(), self.pane()
         self.rows = self.grid_rows()
-        self.grid, self.cells, self.cut = cell_figure(self.n, 40 + 24 * len(self.rows),
-                                                      Range1d(len(self.rows) + 0.5, 0.5), "x")
-        n_rows = len(self.rows)                      # the window: one empty band per row, drawn once
+        self.grid, self.cells, self.cut = cell_figure(
+            self.n, 40 + 24 * len(self.rows), Range1d(len(self.rows) + 0.5, 0.5), "x"
+        )
+        n_rows = len(self.rows)  # the window: one empty band per row, drawn once
         band = ColumnDataSource({"x": [(self.n + 1) / 2] * n_rows, "y": list(range(1, n_rows + 1))})
-        self.grid.add_glyph(band, Rect(x="x", y="y", width=self.n, height=0.8, fill_color=PALETTE["surface-2"],
-                                       line_color=PALETTE["rule-soft"]), level="underlay")
+        self.grid.add_glyph(
+            band,
+            Rect(
+                x="x", y="y", width=self.n, height=0.8, fill_color=PALETTE["surface-2"], line_color=PALETTE["rule-soft"]
+            ),
+            level="underlay",
+        )
         self.grid.yaxis.ticker.ticks = list(range(1, len(self.rows) + 1))
         controls = self.measure_controls()
         self.lab_intro, self.status, self.table, self.explain = (self.pane() for _ in range(4))
@@ -66,21 +94,47 @@ class SpecSection(SteppedSection):
         self.choice.param.watch(lambda e: self.set_k(e.new), "k")
         self.greedy.param.watch(lambda _e: (self.label_lab_intro(), self.reset()), "value")
         self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
-        self.card.objects = [self.intro, pn.FlexBox(self.k, self.greedy, self.stepper.row, align_items="flex-end",
-                                                    gap="8px 16px", sizing_mode="stretch_width"),
-                             self.phase, self.text, self.marks_legend, self.checks, self.counts, self.same,
-                             self.error, self.grid_head, pn.pane.Bokeh(self.grid, sizing_mode="stretch_width"),
-                             self.grid_legend, self.lab_intro, controls, self.status, self.table, self.plot,
-                             self.explain]
+        self.card.objects = [
+            self.intro,
+            pn.FlexBox(
+                self.k,
+                self.greedy,
+                self.stepper.row,
+                align_items="flex-end",
+                gap="8px 16px",
+                sizing_mode="stretch_width",
+            ),
+            self.phase,
+            self.text,
+            self.marks_legend,
+            self.checks,
+            self.counts,
+            self.same,
+            self.error,
+            self.grid_head,
+            pn.pane.Bokeh(self.grid, sizing_mode="stretch_width"),
+            self.grid_legend,
+            self.lab_intro,
+            controls,
+            self.status,
+            self.table,
+            self.plot,
+            self.explain,
+        ]
         self.reset()
 
     def grid_rows(self) -> list[tuple[str, int, str]]:
         """(model, layer, 'K' | 'V') for every row of the small grid: the mini-GPT's, then the draft's."""
-        return [(m, layer, kind) for m, cfg in (("target", self.ex.cfg), ("draft", self.draft.config))
-                for layer in range(cfg.n_layers) for kind in ("K", "V")]
+        return [
+            (m, layer, kind)
+            for m, cfg in (("target", self.ex.cfg), ("draft", self.draft.config))
+            for layer in range(cfg.n_layers)
+            for kind in ("K", "V")
+        ]
 
     def lab_figure(self):
         from .logic import KS
+
         f, series = series_figure(Range1d(0.5, len(KS) + 0.5), KS, SPEED_STYLE, [("k", "@x"), ("×", "@y{0.00}")])
         f.add_layout(Span(location=1, dimension="width", line_color=GREY, line_dash="dotted", line_width=1))
         return f, series
@@ -91,17 +145,40 @@ class SpecSection(SteppedSection):
         self.k.label = t("spec_k")
         self.greedy.options = {t("spec_sampled_mode"): False, t("spec_greedy"): True}
         self.stepper.label(t("spec_step"), t("spec_play"), t("pause"), t("spec_reset"))
-        self.marks_legend.object = "<p class='legend-inline'>" + swatches(t, (
-            ("proposed", "spec_proposed"), ("accepted", "spec_accepted"), ("rejected", "spec_rejected"),
-            ("untested", "spec_untested"), ("drawn", "spec_drawn"))) + "</p>"
-        self.grid_head.object = (f"<h3>{esc(t('spec_grid_title'))}</h3>"
-                                 f"<p class='legend-inline'>{esc(t('spec_grid_note'))}</p>")
-        self.grid_legend.object = "<p class='legend-inline'>" + swatches(t, (
-            ("kept", "spec_kept"), ("new-target", "spec_new_target"), ("new-draft", "spec_new_draft"),
-            ("cut", "spec_cut"))) + "</p>"
+        self.marks_legend.object = (
+            "<p class='legend-inline'>"
+            + swatches(
+                t,
+                (
+                    ("proposed", "spec_proposed"),
+                    ("accepted", "spec_accepted"),
+                    ("rejected", "spec_rejected"),
+                    ("untested", "spec_untested"),
+                    ("drawn", "spec_drawn"),
+                ),
+            )
+            + "</p>"
+        )
+        self.grid_head.object = (
+            f"<h3>{esc(t('spec_grid_title'))}</h3><p class='legend-inline'>{esc(t('spec_grid_note'))}</p>"
+        )
+        self.grid_legend.object = (
+            "<p class='legend-inline'>"
+            + swatches(
+                t,
+                (
+                    ("kept", "spec_kept"),
+                    ("new-target", "spec_new_target"),
+                    ("new-draft", "spec_new_draft"),
+                    ("cut", "spec_cut"),
+                ),
+            )
+            + "</p>"
+        )
         self.grid.xaxis.axis_label = t("grid_x")
         self.grid.yaxis.major_label_overrides = {
-            i + 1: t(SPEC_AXIS[m], kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)}
+            i + 1: t(SPEC_AXIS[m], kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)
+        }
         self.label_lab_intro()
         self.run_button.name, self.cancel_button.name = t("spec_run"), t("lab_cancel")
         for key, (_src, item) in self.series.items():
@@ -115,19 +192,18 @@ class SpecSection(SteppedSection):
         every timing is the same text."""
         t, n_new = self.t, self.n - self.ex.n_prompt
         key = "spec_lab_intro_greedy" if self.greedy.value else "spec_lab_intro"
-        self.lab_intro.object = (f"<h3>{esc(t('spec_lab_title'))}</h3>"
-                                 f"<p>{esc(t(key, n=n_new, s=SPEC_SEEDS))}</p>")
+        self.lab_intro.object = f"<h3>{esc(t('spec_lab_title'))}</h3><p>{esc(t(key, n=n_new, s=SPEC_SEEDS))}</p>"
 
     # -- the rounds --------------------------------------------------------------------------------
     def make(self):
         from .logic import SpecRun
+
         s = self.ex.settings
-        return SpecRun(self.ex.gpt, self.draft, k=self.choice.k, seed=s.seed, top_p=s.top_p,
-                       greedy=self.greedy.value)
+        return SpecRun(self.ex.gpt, self.draft, k=self.choice.k, seed=s.seed, top_p=s.top_p, greedy=self.greedy.value)
 
     def set_k(self, k: int):
         if self.current is not None:
-            self.current.k = k                         # from the next round on
+            self.current.k = k  # from the next round on
             self.redraw()
 
     def draw(self):
@@ -146,29 +222,45 @@ class SpecSection(SteppedSection):
         elif s.phase == "check":
             # without a bonus row (the last draft at the window's end) the pass is the last token and
             # the drafts but the last: k rows
-            text = (t("spec_phase_check", r=s.counts.rounds + 1, n=r.k, rows=r.k + 1) if r.bonus else
-                    t("spec_phase_check_end", r=s.counts.rounds + 1, n=r.k, rows=r.k, p=self.n))
+            text = (
+                t("spec_phase_check", r=s.counts.rounds + 1, n=r.k, rows=r.k + 1)
+                if r.bonus
+                else t("spec_phase_check_end", r=s.counts.rounds + 1, n=r.k, rows=r.k, p=self.n)
+            )
         elif r.accepted < r.k:
-            text = t("spec_phase_rejected", r=s.counts.rounds, k=r.k, a=r.accepted, i=r.accepted + 1,
-                     cut=len(r.drafts) - r.accepted)
+            text = t(
+                "spec_phase_rejected",
+                r=s.counts.rounds,
+                k=r.k,
+                a=r.accepted,
+                i=r.accepted + 1,
+                cut=len(r.drafts) - r.accepted,
+            )
         else:
-            text = t("spec_phase_all" if r.next is not None else "spec_phase_all_end", r=s.counts.rounds, n=r.k,
-                     w=len(r.new))
+            text = t(
+                "spec_phase_all" if r.next is not None else "spec_phase_all_end", r=s.counts.rounds, n=r.k, w=len(r.new)
+            )
         capped = r is not None and s.phase == "draft" and r.k < s.k
         extra = f" {t('spec_capped', k=r.k, n=self.n)}" if capped else ""
         (t0, t1), (d0, d1) = s.lengths["target"], s.lengths["draft"]
-        self.phase.object = (f"<p class='phase' data-testid='spec-phase' data-phase='{s.phase or ''}' "
-                             f"data-target='{t0} {t1}' data-draft='{d0} {d1}'>{esc(text + extra)}</p>")
+        self.phase.object = (
+            f"<p class='phase' data-testid='spec-phase' data-phase='{s.phase or ''}' "
+            f"data-target='{t0} {t1}' data-draft='{d0} {d1}'>{esc(text + extra)}</p>"
+        )
 
     def draw_text(self):
         vocab, t = self.ex.gpt.tokenizer.vocab, self.t
         spans = []
-        for i, (x, kind) in enumerate(self.current.marks()):
+        for x, kind in self.current.marks():
             cls = {"text": "tok", "prompt": "tok prompt"}.get(kind, f"tok {kind}")
-            spans.append(f"<span class='{cls}' data-kind='{kind}' title='{esc(t(MARK_TITLE[kind]))}'>"
-                         f"{esc(show_token(vocab[x]))}</span>")
-        self.text.object = (f"<p><span class='tpos'>{t('position', t=len(self.current.ids), n=self.n)}</span></p>"
-                            f"<div class='text' lang='es' data-testid='spec-text'>{''.join(spans)}</div>")
+            spans.append(
+                f"<span class='{cls}' data-kind='{kind}' title='{esc(t(MARK_TITLE[kind]))}'>"
+                f"{esc(show_token(vocab[x]))}</span>"
+            )
+        self.text.object = (
+            f"<p><span class='tpos'>{t('position', t=len(self.current.ids), n=self.n)}</span></p>"
+            f"<div class='text' lang='es' data-testid='spec-text'>{''.join(spans)}</div>"
+        )
 
     def draw_checks(self):
         rows, t, lang = self.current.check_rows(), self.t, self.lang
@@ -176,14 +268,30 @@ class SpecSection(SteppedSection):
             self.checks.object = ""
             return
         vocab = self.ex.gpt.tokenizer.vocab
-        pct = lambda x: num(x, lang, 3)                       # noqa: E731
-        verdict = {None: "", "accepted": "✓ " + t("spec_accepted"), "rejected": "✗ " + t("spec_rejected"),
-                   "untested": "– " + t("spec_untested_short")}
-        self.checks.object = lab_table(t, t("spec_title"),
-                                       ["spec_i", "table_token", "spec_q", "spec_p", "spec_chance", "spec_verdict"],
-                                       [[str(r["i"]), f"<span class='tok'>{esc(show_token(vocab[r['token']]))}</span>",
-                                         pct(r["q"]), pct(r["p"]), pct(r["chance"]), esc(verdict[r["verdict"]])]
-                                        for r in rows], "spec-checks")
+        pct = lambda x: num(x, lang, 3)  # noqa: E731
+        verdict = {
+            None: "",
+            "accepted": "✓ " + t("spec_accepted"),
+            "rejected": "✗ " + t("spec_rejected"),
+            "untested": "– " + t("spec_untested_short"),
+        }
+        self.checks.object = lab_table(
+            t,
+            t("spec_title"),
+            ["spec_i", "table_token", "spec_q", "spec_p", "spec_chance", "spec_verdict"],
+            [
+                [
+                    str(r["i"]),
+                    f"<span class='tok'>{esc(show_token(vocab[r['token']]))}</span>",
+                    pct(r["q"]),
+                    pct(r["p"]),
+                    pct(r["chance"]),
+                    esc(verdict[r["verdict"]]),
+                ]
+                for r in rows
+            ],
+            "spec-checks",
+        )
 
     def draw_counts(self):
         s, t, lang = self.current, self.t, self.lang
@@ -194,64 +302,118 @@ class SpecSection(SteppedSection):
         self.counts.object = (
             f"<p data-testid='spec-counts' data-rounds='{c.rounds}' data-tokens='{c.tokens}' data-drafted='{c.drafted}' "
             f"data-tested='{tested}' data-accepted='{c.accepted}'>"
-            f"{esc(t('spec_counts', rounds=c.rounds, n=c.tokens, per_pass=per_pass, drafted=c.drafted, tested=tested, accepted=c.accepted, alpha=alpha))}</p>")
+            f"{esc(t('spec_counts', rounds=c.rounds, n=c.tokens, per_pass=per_pass, drafted=c.drafted, tested=tested, accepted=c.accepted, alpha=alpha))}</p>"
+        )
         same = s.same_as_own
         key = "spec_sampled" if same is None else "spec_same" if same else "spec_differs"
         self.same.object = f"<p class='explain' data-testid='spec-same' data-same='{same}'>{esc(t(key))}</p>"
 
     def draw_grid(self):
         s, t = self.current, self.t
-        tokens = s.ids if s.round is None else s.ids[:s.round.n] + s.round.drafts      # each column's token
+        tokens = s.ids if s.round is None else s.ids[: s.round.n] + s.round.drafts  # each column's token
         vocab = self.ex.gpt.tokenizer.vocab
         names = {1: t("spec_kept"), 3: t("spec_cut")}
         cells = []
         for i, (m, layer, kind) in enumerate(self.rows):
             for p, st in enumerate(s.columns(m)):
                 if st == 0:
-                    continue                         # not computed: the row's empty band
+                    continue  # not computed: the row's empty band
                 fill, line = NEW_COLOR[m] if st == 2 else COLUMN_STYLE[int(st)]
-                cells.append((p + 1, i + 1, fill, line, st == 3,
-                              f"{t(SPEC_ROW[m], kind=kind, l=layer + 1)} · {p + 1} · "
-                              f"{t(SPEC_NEW[m]) if st == 2 else names[int(st)]}",
-                              show_token(vocab[tokens[p]]) if p < len(tokens) else ""))
+                cells.append(
+                    (
+                        p + 1,
+                        i + 1,
+                        fill,
+                        line,
+                        st == 3,
+                        f"{t(SPEC_ROW[m], kind=kind, l=layer + 1)} · {p + 1} · "
+                        f"{t(SPEC_NEW[m]) if st == 2 else names[int(st)]}",
+                        show_token(vocab[tokens[p]]) if p < len(tokens) else "",
+                    )
+                )
         self.cells.data, self.cut.data = cell_columns(cells)
 
     # -- the clock ---------------------------------------------------------------------------------
     def new_lab(self):
         from .logic import SpecLab
+
         s = self.ex.settings
-        return SpecLab(self.ex.gpt, self.draft, seeds=range(s.seed, s.seed + SPEC_SEEDS),
-                       temperature=0.0 if self.greedy.value else 1.0, top_p=s.top_p)
+        return SpecLab(
+            self.ex.gpt,
+            self.draft,
+            seeds=range(s.seed, s.seed + SPEC_SEEDS),
+            temperature=0.0 if self.greedy.value else 1.0,
+            top_p=s.top_p,
+        )
 
     def render(self):
         lab, t, lang = self.lab, self.t, self.lang
         if lab is None:
             return
-        x2 = lambda x: num(x, lang, 2)                        # noqa: E731
+        x2 = lambda x: num(x, lang, 2)  # noqa: E731
         rows = lab.rows
         self.table.object = lab_table(
-            t, t("spec_lab_title"), ["spec_k_short", "spec_alpha_short", "spec_per_pass", "spec_check", "spec_ms", "spec_measured",
-                "spec_by_clock", "spec_count_short"],
-            [[str(r["k"]), num(r["alpha"] * 100, lang) + t("percent"), f"{x2(r['per_pass'])} ({x2(r['expected'])})",
-              clock.ratio_text(r["check_x"], lang) + "×", f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",
-              f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>"
-              + (f" <span class='slower'>{esc(t('spec_takes', x=x2(1 / r['speedup'])))}</span>" if r["speedup"] < 1 else ""),
-              x2(r["by_clock"]) + "×", x2(r["count"]) + "×"] for r in rows], "spec-table")
+            t,
+            t("spec_lab_title"),
+            [
+                "spec_k_short",
+                "spec_alpha_short",
+                "spec_per_pass",
+                "spec_check",
+                "spec_ms",
+                "spec_measured",
+                "spec_by_clock",
+                "spec_count_short",
+            ],
+            [
+                [
+                    str(r["k"]),
+                    num(r["alpha"] * 100, lang) + t("percent"),
+                    f"{x2(r['per_pass'])} ({x2(r['expected'])})",
+                    clock.ratio_text(r["check_x"], lang) + "×",
+                    f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",
+                    f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>"
+                    + (
+                        f" <span class='slower'>{esc(t('spec_takes', x=x2(1 / r['speedup'])))}</span>"
+                        if r["speedup"] < 1
+                        else ""
+                    ),
+                    x2(r["by_clock"]) + "×",
+                    x2(r["count"]) + "×",
+                ]
+                for r in rows
+            ],
+            "spec-table",
+        )
         for key, (src, _item) in self.series.items():
             src.data = {"x": [r["k"] for r in rows], "y": [r[key] for r in rows]}
         self.plot.visible = self.plot_fig.visible = bool(rows)
         c = lab.results.get("c")
-        head = "" if c is None else (f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), n=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>")
+        head = (
+            ""
+            if c is None
+            else (
+                f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), n=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>"
+            )
+        )
         reading = lab.summary
         if reading is None:
             self.explain.object = head
             return
         from .logic import spec_sentences
-        self.explain.object = head + ("<p class='explain' data-testid='spec-explain'>" + " ".join(
-            esc(t(key, **values)) for key, values in spec_sentences(reading, lang)) + "</p>")
+
+        self.explain.object = head + (
+            "<p class='explain' data-testid='spec-explain'>"
+            + " ".join(esc(t(key, **values)) for key, values in spec_sentences(reading, lang))
+            + "</p>"
+        )
 
     def status_values(self) -> dict:
         lab = self.lab
-        done = lab.finished and not lab.cancelled                           # the texts measured, or the parts
-        return {"done": lab.done, "total": lab.total, "n": len(lab.seeds) if done else lab.total,
-                "mode": self.t(SPEC_MODE[int(lab.kw["temperature"] == 0)])}
+        done = lab.finished and not lab.cancelled  # the texts measured, or the parts
+        return {
+            "done": lab.done,
+            "total": lab.total,
+            "n": len(lab.seeds) if done else lab.total,
+            "mode": self.t(SPEC_MODE[int(lab.kw["temperature"] == 0)]),
+        }

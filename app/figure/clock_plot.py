@@ -1,0 +1,81 @@
+"""The explorable's third figure: the time each step took, measured here, both ways (a Part over
+one Session, app/figure/parts.py), streamed point by point."""
+
+from __future__ import annotations
+
+import panel as pn
+from bokeh.core.properties import value as bk_value
+from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Scatter
+
+from ..style import GREEN, GREY, position_figure
+from .parts import Part, esc, html_pane
+
+
+class ClockPlot(Part):
+    """The measured time of every step, both ways; hidden (no empty plot) until there is one, and
+    made then (fewer models to build and render at start)."""
+
+    watches = ("revision", "clock")
+
+    def build(self):
+        self.heading = html_pane()
+        self.points = ColumnDataSource({"pos": [], "cached_ms": [], "full_ms": []})
+        self.figure = None
+        self.layout = pn.Column(self.heading, sizing_mode="stretch_width", margin=0, visible=False)
+
+    def make_figure(self):
+        f = position_figure(self.n, 200, grid="xy")
+        full = f.add_glyph(
+            self.points, Scatter(x="pos", y="full_ms", marker="square", size=6, fill_color=GREY, line_color=GREY)
+        )
+        cached = f.add_glyph(
+            self.points, Scatter(x="pos", y="cached_ms", marker="circle", size=6, fill_color=GREEN, line_color=GREEN)
+        )
+        self.legend = [LegendItem(label="", renderers=[cached]), LegendItem(label="", renderers=[full])]
+        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
+        f.y_range.start = 0
+        self.hover = HoverTool(renderers=[full, cached], tooltips="")
+        f.add_tools(self.hover)
+        self.figure = f
+        self.relabel_figure()
+        self.layout.append(pn.pane.Bokeh(f, sizing_mode="stretch_width"))
+
+    def relabel_figure(self):
+        t, f = self.t, self.figure
+        f.yaxis.axis_label, f.xaxis.axis_label = t("clock_plot_y"), t("grid_x")
+        self.legend[0].label, self.legend[1].label = bk_value(t("with_cache")), bk_value(t("without_cache"))
+        self.hover.tooltips = [
+            (t("grid_x"), "@pos"),
+            (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
+            (t("without_cache") + " (ms)", "@full_ms{0.000}"),
+        ]
+
+    def relabel(self):
+        self.heading.object = f"<h3>{esc(self.t('clock_plot_title'))}</h3>"
+        if self.figure is not None:
+            self.relabel_figure()
+        self.drawn = []
+        self.redraw()
+
+    def redraw(self):
+        """New points are streamed; a new text starts the plot over."""
+        ex = self.ex
+        pos = sorted(p for p, m in ex.measures.items() if m.cached_s is not None)
+        drawn = self.drawn
+        if pos[: len(drawn)] != drawn or len(self.points.data["pos"]) != len(drawn):
+            self.points.data = {"pos": [], "cached_ms": [], "full_ms": []}
+            drawn = []
+        new = pos[len(drawn) :]
+        if new:
+            self.points.stream(
+                {
+                    "pos": new,
+                    "cached_ms": [ex.measures[p].cached_s * 1e3 for p in new],
+                    "full_ms": [ex.measures[p].full_s * 1e3 for p in new],
+                }
+            )
+        self.drawn = pos
+        if pos and self.figure is None:
+            self.make_figure()
+        if self.layout.visible != bool(pos):  # no empty plot: the figure itself too (a hidden pane
+            self.layout.visible = self.figure.visible = bool(pos)  # alone still kept its height)
