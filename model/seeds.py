@@ -76,6 +76,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("MARIANELA", DEFAULT_CORPUS)))
     ap.add_argument("--out", type=Path, required=True, help="where the extra runs are (or go)")
     ap.add_argument("--seeds", type=int, nargs="+", required=True, help="seeds other than the committed one")
+    ap.add_argument("--recipes", nargs="+", choices=list(RUNS), default=list(RUNS), help="which (default: all three)")
     ap.add_argument("--no-write", action="store_true", help="print the losses, leave metrics.json as it is")
     args = ap.parse_args(argv)
     if not args.corpus.is_file():
@@ -83,7 +84,8 @@ def main(argv=None) -> int:
         return 2
     one_blas_thread()
     corpus = args.corpus.read_text(encoding="utf-8")
-    for tag, which in RUNS.items():
+    for tag in args.recipes:
+        which = RUNS[tag]
         committed = load_metrics(metrics_path(which))
         runs = [run_metrics(corpus, committed, s, args.out / f"{tag}-s{s}") for s in args.seeds]
         value = spread(committed, runs)
