@@ -2,10 +2,11 @@
 
     Explorable(session).layout     -> what `panel serve` and the static site show
 
-Top to bottom: title and introduction (unless embedded), notices about the URL, the text,
-the controls, the error of the last step, the cache grid, the cost bars, the numbers, the
-clock, advanced settings, the data table, then the sections below the figure (each built
-when first opened) and the invisible helpers (keyboard and live region; code sandbox; the page's state).
+Top to bottom: title and introduction (unless embedded), notices about the URL, the figure (the
+text, the control bar that sticks while the figure is in view, Reset and the speed, the cache grid,
+the cost bars, the error of the last step, the numbers, the clock), advanced settings, the data
+table, then the sections below the figure (each built when first opened) and the invisible helpers
+(keyboard and live region; code sandbox; the page's state).
 """
 
 from __future__ import annotations
@@ -41,17 +42,26 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.sections = [section(self) for section in SECTIONS]
         session.settings.param.watch(lambda _e: self.relabel(), "lang")
         self.relabel()
-        self.layout = pn.Column(
-            self.header,
-            self.notices,
+        # The figure in a column of its own: the control bar sticks to the screen's top while the figure
+        # is in view, and goes with it (app/style/bar.css). The error of the step past the window shows
+        # under the bars, and says so on the bar's line: nothing above the bars moves.
+        self.figure = pn.Column(
             self.text,
             self.controls,
-            self.error,
+            self.controls.more,
             self.grid,
             self.reads,
             self.bars,
+            self.error,
             self.readouts,
             self.clock,
+            sizing_mode="stretch_width",
+            margin=0,
+        )
+        self.layout = pn.Column(
+            self.header,
+            self.notices,
+            self.figure,
             self.advanced,
             self.table,
             self.more_heading,

@@ -8,6 +8,12 @@ document.documentElement.lang = data.lang;
 const get = (k) => data.page_state instanceof Map ? data.page_state.get(k) : (data.page_state || {})[k];
 if (get('query') !== undefined) document.body.dataset.kvState = get('query');
 if (get('weights') !== undefined) document.body.dataset.kvWeights = get('weights');
+// @script beat
+// Once the page has drawn what came before this beat (the animation's last step: its changes arrive
+// in order, and the figures paint in the next frame), say so: the next step waits for it, so a slow
+// screen is never buried under steps it has not shown yet.
+const beat = data.beat;
+requestAnimationFrame(() => { data.shown = beat; });
 // @script render
 self.page_state();
 self.lang();
@@ -52,6 +58,22 @@ window.__kvExplorableKeys = (event) => {
   data.command = name + ':' + Date.now() + ':' + Math.random();
 };
 document.addEventListener('keydown', window.__kvExplorableKeys);
+// While the reader uses the keyboard (from a Tab or one of the page's keys to the next pointer press),
+// the figure's control bar shows the keys' hint on a narrow screen too (app/style/bar.css).
+if (!window.__kvKeyboardInUse) {
+  window.__kvKeyboardInUse = true;
+  const html = document.documentElement.style;
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Tab' || keys[event.key]) {
+      html.setProperty('--kv-keys-hint', 'block');
+      html.setProperty('--kv-keys-said', 'none');
+    }
+  }, true);
+  document.addEventListener('pointerdown', () => {
+    html.removeProperty('--kv-keys-hint');
+    html.removeProperty('--kv-keys-said');
+  }, true);
+}
 // @script watch_roots
 // Every shadow root of the page, now and later, is watched: for Bokeh's number inputs, which draw
 // two unnamed arrow buttons beside the field (the field itself takes ArrowUp/ArrowDown, so the

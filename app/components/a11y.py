@@ -3,7 +3,8 @@
 `AccessibleDesign` adds app/components/a11y.css to every widget (a focus ring that shows, labels that wrap).
 `A11y` (its scripts in app/components/a11y.js) is the polite live region, kept outside any closed section:
 one element whose text changes, so screen readers announce each step; it keeps <html lang> in
-the page's language, reports `prefers-reduced-motion`, and listens to the keyboard, never for a
+the page's language, reports `prefers-reduced-motion` and when the page has drawn an animation's
+step (`beat`, `shown`), and listens to the keyboard, never for a
 key the focused control needs itself (typing in a field, Space on a button, arrows on a radio
 or a slider). Works the same under `panel serve` and Pyodide.
 """
@@ -44,7 +45,15 @@ class A11y(ReactiveHTML):
         "weights: a checksum of the model's weights (tests).",
     )
 
-    _from_browser = ("command", "reduced_motion")  # app/intake.py
+    beat = param.Integer(
+        default=0,
+        doc="Bumped after each step of the figure's animation: the page answers with `shown` once it has drawn it.",
+    )
+    shown = param.Integer(
+        default=0, bounds=(0, 2**31), doc="The last beat the page has drawn (the animation's next step waits for it)."
+    )
+
+    _from_browser = ("command", "reduced_motion", "shown")  # app/intake.py
     _template = template("a11y")
     _scripts = scripts("a11y")
     _stylesheets = [A11Y_CSS]

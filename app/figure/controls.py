@@ -8,43 +8,79 @@ import panel as pn
 from ..components.widgets import Disclosure, RangeInput
 from ..i18n import language_names, num
 from ..state.settings import CACHE, FULL
-from ..style import MODE_SWITCH_CSS, show_token
-from .parts import Animation, Part, defer, esc, html_pane, linked
+from ..style import BAR_CSS, CSS, MODE_SWITCH_CSS, show_token
+from .parts import Animation, Part, defer, esc, html_pane, later, linked
 
 
 class Controls(Part):
-    """Step, animate, reset, the mode switch and the speed; the keyboard (through A11y) and the
-    polite live region that says what each action did."""
+    """The figure's controls, in two rows. The bar (`layout`): Avanzar, Animar, the mode switch, the
+    position and a line saying what the last action did (with the keys' hint beside it on a wide
+    screen, or while a keyboard reader is in the bar); it sticks to the top of the screen while the figure is
+    in view (app/style/bar.css), so a thumb reaches it wherever the eyes are. Below it (`more`):
+    Reset, the speed and what the machine really did at that speed. The keyboard comes through A11y;
+    the polite live region says what each action did."""
+
+    SHORT = 0.9  # a measured rate below this share of the setting is said
 
     def __init__(self, session, a11y, **params):
         self.a11y = a11y
-        self.animation = Animation(self.step, self.period)
+        self.animation = Animation(self.tick, self.period, after=self.when_shown)
+        self.said = ("", "")  # what the status line says, and its kind
+        self.waiting = None  # (beat, fn): the animation waits for the page to draw a step
         super().__init__(session, **params)
 
     def build(self):
         settings = self.session.settings
-        self.step_button = pn.widgets.Button(color="primary", width=130)
-        self.play_button = pn.widgets.Toggle(color="default", width=130)
-        self.reset_button = pn.widgets.Button(color="default", width=130)
+        button = {"width": 100, "margin": (4, 4)}
+        self.step_button = pn.widgets.Button(color="primary", **button)
+        self.play_button = pn.widgets.Toggle(color="default", **button)
+        self.reset_button = pn.widgets.Button(color="default", **button)
         self.mode_switch = linked(
-            pn.widgets.RadioButtonGroup, settings.param.mode, width=280, stylesheets=[MODE_SWITCH_CSS]
+            pn.widgets.RadioButtonGroup, settings.param.mode, width=260, margin=(4, 4), stylesheets=[MODE_SWITCH_CSS]
         )
-        self.speed = RangeInput.linked(settings.param.speed, width=220)
+        self.speed = RangeInput.linked(settings.param.speed, width=200, margin=(4, 8))
+        self.where = pn.pane.HTML("", stylesheets=[CSS, BAR_CSS], width=104, margin=(4, 4))
+        self.status = pn.pane.HTML(
+            "",
+            stylesheets=[CSS, BAR_CSS],
+            css_classes=["kv-status-host"],
+            margin=(2, 4),
+            styles={"flex": "1 1 240px", "min-width": "0"},
+        )
+        self.speed_note = pn.pane.HTML(
+            "",
+            stylesheets=[CSS, BAR_CSS],
+            margin=(4, 4),
+            styles={"flex": "1 1 220px", "min-width": "0", "min-height": "1.5em"},
+        )
         self.step_button.on_click(lambda _e: self.do("step"))
         self.reset_button.on_click(lambda _e: self.do("reset"))
         self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
         settings.param.watch(self._mode_said, "mode")
-        settings.param.watch(lambda _e: self.animation.retime(), "speed")
+        settings.param.watch(lambda _e: self.retime(), "speed")
         self.a11y.param.watch(lambda e: self.do(e.new.split(":")[0]), "command")
+        self.a11y.param.watch(lambda e: self.shown(e.new), "shown")
         self.layout = pn.FlexBox(
             self.step_button,
             self.play_button,
-            self.reset_button,
+            self.where,
             self.mode_switch,
-            self.speed,
+            self.status,
             align_items="center",
-            gap="8px",
+            gap="0px",
             sizing_mode="stretch_width",
+            margin=0,
+            stylesheets=[BAR_CSS],
+            css_classes=["kv-bar"],
+        )
+        self.more = pn.FlexBox(
+            self.reset_button,
+            self.speed,
+            self.speed_note,
+            align_items="center",
+            gap="0px",
+            sizing_mode="stretch_width",
+            margin=(2, 0),
         )
 
     def relabel(self):
@@ -53,6 +89,56 @@ class Controls(Part):
         self.play_button.name = t("pause") if self.play_button.value else t("play")
         self.mode_switch.options = {t("mode_cache"): CACHE, t("mode_full"): FULL}
         self.speed.label = t("speed")
+        self.said = ("", "")
+        self.speed_note.object = ""
+        self.redraw()
+
+    def redraw(self):
+        ex = self.ex
+        self.where.object = f"<p class='bar-t' data-testid='bar-t'>{esc(self.t('position', t=ex.t, n=self.n))}</p>"
+        kind = self.said[1]
+        if (kind == "err" and ex.error is None) or (kind == "full" and not ex.full):  # reset, a new text
+            self.said = ("", "")
+        self.draw_status()
+
+    def draw_status(self):
+        text, kind = self.said if self.said[0] else self.state_said()
+        self.status.object = (
+            f"<div class='kv-status'><p class='said {kind}' data-testid='said' title='{esc(text)}'>"
+            f"{esc(text)}</p><p class='hint' data-testid='keys-hint'>{esc(self.t('keys_hint'))}</p>"
+            "</div>"
+        )
+
+    def say(self, text: str, kind: str = "", line: str | None = None) -> None:
+        """What an action did: for screen readers (the live region) and on the bar's line, in view
+        (`line`, if the line has room only for part of it)."""
+        self.a11y.message = text
+        said = (line or text, kind)
+        if said != self.said:
+            self.said = said
+            self.draw_status()
+
+    def state_said(self) -> tuple[str, str]:
+        """The bar's line before any action (and in a new language): where the text stands."""
+        ex = self.ex
+        if ex.error:
+            e = ex.error
+            return self.t("live_error", pos=e.position, type=e.type_name, message=e.message), "err"
+        if ex.full:
+            return self.window_full(), "full"
+        return self.step_said(), ""
+
+    def step_said(self) -> str:
+        ex, cached = self.ex, self.session.settings.mode == CACHE
+        c = ex.costs()
+        return self.t(
+            "live_step",
+            t=ex.t,
+            n=self.n,
+            tok=show_token(ex.tokens()[-1]),
+            mode=self.t("mode_cache" if cached else "mode_full"),
+            c=num(c["cached" if cached else "full"], self.lang),
+        )
 
     # -- actions: safe in any state, as often as a reader clicks ------------------------------
     def do(self, command: str):
@@ -71,39 +157,89 @@ class Controls(Part):
         defer(self.session.measure_clock)  # the clock, once the step is on the page
         ex = self.ex
         if ex.error:
-            e = ex.error
-            self.a11y.message = self.t("live_error", pos=e.position, type=e.type_name, message=e.message)
+            self.say(*self.state_said())
+        elif ex.full:  # the window is full: the next step is the reader's
+            self.say(f"{self.step_said()} {self.window_full()}", "full", line=self.window_full())
         else:
-            mode = self.t("mode_cache" if self.session.settings.mode == CACHE else "mode_full")
-            c = ex.costs()
-            self.a11y.message = self.t(
-                "live_step",
-                t=ex.t,
-                n=self.n,
-                tok=show_token(ex.tokens()[-1]),
-                mode=mode,
-                c=num(c["cached" if self.session.settings.mode == CACHE else "full"], self.lang),
-            )
+            self.say(self.step_said())
+
+    def window_full(self) -> str:
+        return self.t("window_full", n=self.n, next=self.n + 1)
 
     def reset(self):
         self.set_playing(False)
         self.session.reset()
-        self.a11y.message = self.t("live_reset", t=self.ex.t, n=self.n)
+        self.say(self.t("live_reset", t=self.ex.t, n=self.n))
 
     def _mode_said(self, event):
-        self.a11y.message = self.t("live_mode", mode=self.t("mode_cache" if event.new == CACHE else "mode_full"))
+        self.say(self.t("live_mode", mode=self.t("mode_cache" if event.new == CACHE else "mode_full")))
 
     # -- animation (Animation) ------------------------------------------------------------------
+    def tick(self):
+        """One step of the animation. It never takes the step past the window: at n_ctx it stops,
+        and the step to n_ctx + 1 (the lesson's IndexError) is the reader's own click."""
+        if self.ex.full:
+            self.set_playing(False)
+            return
+        self.step()
+        if self.ex.full or self.ex.error:
+            self.set_playing(False)
+        self.note_rate()
+
+    PATIENCE = 2000  # ms the animation waits for the page to say it drew a step, at most
+    AHEAD = 1  # steps Python may be ahead of what the page has drawn
+
+    def when_shown(self, fn):
+        """fn() once the page has drawn the animation's step before the last (A11y's beat, answered
+        with shown): Python computes one step while the page draws the one before, never more, so
+        on a slow screen the rate is what the reader sees and Pausa stops what they see. Without an
+        answer, after PATIENCE."""
+        with self.session.dispatch():
+            self.a11y.beat += 1
+        beat = self.a11y.beat - self.AHEAD
+        self.waiting = (beat, fn)
+        if self.a11y.shown >= beat:
+            self.shown(self.a11y.shown)
+        else:
+            later(self.PATIENCE, lambda: self.shown(beat))
+
+    def shown(self, beat: int):
+        if self.waiting is not None and beat >= self.waiting[0]:
+            fn, self.waiting = self.waiting[1], None
+            fn()
+
+    def note_rate(self):
+        """Beside the speed: the rate this machine reached, when it falls short of the setting."""
+        rate, speed = self.animation.rate(), self.session.settings.speed
+        if rate is None:
+            return
+        text = self.t("speed_short", rate=num(rate, self.lang, 1), speed=speed) if rate < self.SHORT * speed else ""
+        note = f"<p class='speed-note' data-testid='speed-note'>{esc(text)}</p>" if text else ""
+        if note != self.speed_note.object:
+            self.speed_note.object = note
+
+    def retime(self):
+        self.animation.retime()
+        self.speed_note.object = ""
+
     def set_playing(self, playing: bool):
         if self.play_button.value != playing:
             self.play_button.value = playing  # the watcher calls back here
             return
-        if playing and self.ex.error:  # nothing to animate until Reset
+        if playing and (self.ex.error or self.ex.full):  # nothing to animate: Reset, or the reader's step
             self.play_button.value = False
+            if self.ex.full and not self.ex.error:
+                self.say(self.window_full(), "full")
             return
         self.play_button.name = self.t("pause") if playing else self.t("play")
         if self.animation.run(playing):
-            self.a11y.message = self.t("live_play" if playing else "live_pause")
+            if playing:
+                self.speed_note.object = ""
+                self.say(self.t("live_play"))
+            elif self.ex.full and not self.ex.error:
+                pass  # stopped at the window's end: the step said why
+            else:
+                self.say(self.t("live_pause"))
 
     def period(self) -> int:
         speed = self.session.settings.speed

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import html
 import sys
+import time
 
 import panel as pn
 import param
@@ -45,6 +46,17 @@ def defer(fn) -> None:
         doc.add_next_tick_callback(fn)
     else:
         fn()
+
+
+def later(ms: int, fn) -> None:
+    """Run fn once, in ms milliseconds: on Panel's server as a one-shot callback of the session's
+    document (Bokeh removes it once it has run), in Pyodide on the event loop; nowhere where there is
+    neither (tests: nothing runs by itself there)."""
+    doc = pn.state.curdoc
+    if sys.platform == "emscripten":
+        asyncio.get_event_loop().call_later(ms / 1000, fn)
+    elif doc is not None and doc.session_context is not None:
+        doc.add_timeout_callback(fn, ms)
 
 
 _MEASURER = None
@@ -138,30 +150,53 @@ def linked(widget_class, parameter, **kw):
 
 
 class Animation:
-    """`tick()` every `period()` ms while running: one periodic callback for the page's whole life,
-    started and stopped (Panel keeps every callback it creates, so a new one per press would pile
-    up); no threads, no sleeps (works under Pyodide)."""
+    """`tick()` every `period()` ms while running, counted from the start of one tick to the start of
+    the next: the time a step takes, and the work it leaves for right after it (the clock's
+    measurement, `defer`), is part of the period, not added to it. A step that takes longer than the
+    period is followed by the next as soon as it is done: the rate is then what the machine can do,
+    and `rate()` says what it was. One timer at a time (`later`), none left behind: a stopped run's
+    timer finds its run over and does nothing. No threads, no sleeps (works under Pyodide)."""
 
-    def __init__(self, tick, period):
-        self.tick, self.period, self._callback = tick, period, None
+    KEEP = 6  # the last ticks' start times `rate()` reads
 
-    @property
-    def running(self) -> bool:
-        return self._callback is not None and self._callback.running
+    def __init__(self, tick, period, after=None):
+        """`after(fn)`: run fn once the tick's work is done (by default `defer`: once what it
+        deferred has run; the figure's Controls waits for the page to have drawn it)."""
+        self.tick, self.period, self.after = tick, period, after or defer
+        self.running = False
+        self._run = 0  # which run a pending timer belongs to
+        self._starts: list[float] = []
 
     def run(self, on: bool) -> bool:
-        """Start or stop it; whether that changed anything."""
+        """Start or stop it; whether that changed anything. The first step comes at once."""
         if on == self.running:
             return False
+        self.running, self._run, self._starts = on, self._run + 1, []
         if on:
-            if self._callback is None:
-                self._callback = pn.state.add_periodic_callback(self.tick, period=self.period(), start=False)
-            self._callback.period = self.period()
-            self._callback.start()
-        else:
-            self._callback.stop()
+            run = self._run
+            later(0, lambda: self._fire(run))
         return True
 
+    def _fire(self, run: int) -> None:
+        if run != self._run or not self.running:
+            return
+        self._starts = (self._starts + [time.perf_counter()])[-self.KEEP :]
+        self.tick()
+        if run == self._run and self.running:
+            self.after(lambda: self._next(run))  # after what the step deferred (and the page drew)
+
+    def _next(self, run: int) -> None:
+        if run != self._run or not self.running:
+            return
+        left = self._starts[-1] + self.period() / 1000 - time.perf_counter()
+        later(max(0, round(left * 1000)), lambda: self._fire(run))
+
+    def rate(self) -> float | None:
+        """Steps per second over the last few ticks of this run (None before there are enough)."""
+        if len(self._starts) < 4:
+            return None
+        return (len(self._starts) - 1) / (self._starts[-1] - self._starts[0])
+
     def retime(self):
-        if self._callback is not None:
-            self._callback.period = self.period()  # a running callback restarts with it
+        """A new period: the next step keeps it (and the rate is measured afresh)."""
+        self._starts = self._starts[-1:]

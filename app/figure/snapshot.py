@@ -194,10 +194,14 @@ def render(view, grid_url: str = GRID_URL) -> str:
         f"{html.escape(t(MODE_KEY[m]))}</span>"
         for m in ("cache", "full")
     )
+    said, _kind = view.controls.state_said()  # the live page's two rows (app/figure/controls.py)
     controls = (
-        f"<div class='controls'><span class='btn primary'>{html.escape(t('step'))}</span>"
-        f"<span class='btn'>{html.escape(t('play'))}</span><span class='btn'>{html.escape(t('reset'))}</span>"
-        f"<span class='switch'>{switch}</span><span class='speed'>{html.escape(t('speed'))}: "
+        f"<div class='controls bar'><span class='btn primary'>{html.escape(t('step'))}</span>"
+        f"<span class='btn'>{html.escape(t('play'))}</span>"
+        f"<span class='bar-t'>{html.escape(t('position', t=view.ex.t, n=view.n))}</span>"
+        f"<span class='switch'>{switch}</span><span class='said'>{html.escape(said)}</span></div>"
+        f"<div class='controls'><span class='btn'>{html.escape(t('reset'))}</span>"
+        f"<span class='speed'>{html.escape(t('speed'))}: "
         f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>"
     )
     cards = "".join(

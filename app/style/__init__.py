@@ -81,6 +81,7 @@ def palette_css(palette: dict = PALETTE, selector: str = ":root, :host, .kv-snap
 
 CSS = palette_css() + (HERE / "style.css").read_text(encoding="utf-8")
 MODE_SWITCH_CSS = palette_css() + (HERE / "mode_switch.css").read_text(encoding="utf-8")
+BAR_CSS = palette_css() + (HERE / "bar.css").read_text(encoding="utf-8")
 
 
 def ticks(n_ctx: int) -> list[int]:

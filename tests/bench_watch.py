@@ -1,0 +1,95 @@
+"""Benchmark: does Animar step at the speed its slider says?
+
+    python -m tests.bench_watch            # panel serve (development)
+    python -m tests.bench_watch --static   # the static site (Pyodide; builds it first, minutes)
+
+In headless Chromium the page is opened at each speed (1, 4, 10, 20 tokens per second), Animar is
+pressed, and the page records the time of every new position t it shows; the rate is the number of
+steps over the time between the first and the last one seen (a few seconds, or until t = 40).
+Prints the setting, the measured rate and what the page says about it (the note beside the speed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SPEEDS = (1, 4, 10, 20)
+
+# Every 5 ms: the position readout's text, and when it changed (performance.now(), ms).
+RECORD_JS = """
+() => {
+  const deep = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) {
+        if (el.shadowRoot.querySelector('.tpos')) return el.shadowRoot;
+        const hit = deep(el.shadowRoot);
+        if (hit) return hit;
+      }
+    }
+    return null;
+  };
+  const root = deep(document);
+  window.__ticks = [];
+  let last = null;
+  window.__recorder = setInterval(() => {
+    const el = root.querySelector('.tpos');
+    const text = el ? el.textContent : null;
+    if (text !== last) { last = text; window.__ticks.push([text, performance.now()]); }
+  }, 5);
+}
+"""
+
+
+def rate_at(browser, url: str, speed: int, seconds: float) -> tuple[float, int, str]:
+    from tests.browser import open_app, wait_t
+
+    page, _ = open_app(browser, url, f"?lang=es&speed={speed}")
+    wait_t(page, 2)
+    page.evaluate(RECORD_JS)
+    page.get_by_role("button", name="Animar").click()
+    stop = min(40, 2 + int(speed * seconds) + 1)
+    page.wait_for_function(
+        f"window.__ticks.some(([s]) => s && parseInt(s.split('=')[1]) >= {stop})", timeout=int(seconds * 4000) + 20000
+    )
+    page.get_by_role("button", name="Pausa").click()
+    page.get_by_role("button", name="Animar").wait_for()
+    ticks = page.evaluate("window.__ticks")
+    note = page.locator("[data-testid=speed-note]")
+    said = note.first.inner_text() if note.count() else ""
+    page.context.close()
+    seen = [(int(s.split("=")[1].split("/")[0]), ms) for s, ms in ticks if s]
+    steps = [(t, ms) for t, ms in seen if t >= 3]  # from the animation's first step on
+    if len(steps) < 2:
+        return float("nan"), len(steps), said
+    (t0, a), (t1, b) = steps[0], steps[-1]
+    return (t1 - t0) / ((b - a) / 1000), t1 - t0, said
+
+
+def measure(url: str, label: str) -> None:
+    from tests.browser import chromium
+
+    with chromium() as browser:
+        print(f"{label}: setting -> measured tokens per second (steps timed) · what the page says")
+        for speed in SPEEDS:
+            rate, n, said = rate_at(browser, url, speed, seconds=6 if speed == 1 else 4)
+            print(f"  {speed:>3} -> {rate:5.2f} ({n} steps) · {said}", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--static", action="store_true", help="the static site (Pyodide) instead of panel serve")
+    args = ap.parse_args(argv)
+    from tests.servers import app_server
+
+    with app_server("static" if args.static else "served") as url:
+        measure(url, "static site (Pyodide)" if args.static else "panel serve")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

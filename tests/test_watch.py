@@ -1,0 +1,102 @@
+"""Step and watch (issue 20), without a browser: the animation stops at the window's end and says so,
+the step past it is the reader's own; the animation's period counts the step's own time; the
+control bar's line says what each action did. In a browser: tests/test_watch_browser.py."""
+
+from __future__ import annotations
+
+from app.figure import parts
+from app.main import create_view
+
+
+def test_animation_stops_at_64_and_the_step_to_65_is_the_readers():
+    v = create_view("?lang=es&t=62")
+    c = v.controls
+    c.do("play")
+    assert c.animation.running and c.play_button.name == "Pausa"
+    for _ in range(5):  # the timer's ticks (no event loop here)
+        c.tick()
+    assert v.ex.t == 64 and v.ex.error is None
+    assert not c.animation.running and not c.play_button.value and c.play_button.name == "Animar"
+    assert "Ventana llena: t = 64. El paso a 65 es tuyo: pulsa Avanzar." in c.a11y.message
+    assert c.a11y.message.startswith("Posición 64 de 64")  # the step's own words first
+    assert c.said == ("Ventana llena: t = 64. El paso a 65 es tuyo: pulsa Avanzar.", "full")  # first on the line
+    assert "Ventana llena" in c.status.object
+    c.do("play")  # Animar at 64: nothing to animate, it says why
+    assert not c.animation.running and v.ex.t == 64 and v.ex.error is None
+    assert c.a11y.message == "Ventana llena: t = 64. El paso a 65 es tuyo: pulsa Avanzar."
+    c.do("step")  # the reader's own click: the lesson's IndexError
+    assert v.ex.error is not None and v.ex.error.lesson
+    assert c.said[1] == "err" and "IndexError" in c.status.object and v.error.layout.visible
+    c.do("play")
+    assert not c.animation.running
+    c.do("reset")
+    assert v.ex.t == 2 and c.said[1] == "" and "IndexError" not in c.status.object
+    assert "t = 2 / 64" in c.where.object
+
+
+def test_the_bar_speaks_every_language():
+    for lang, words in (
+        ("en", "Window full: t = 64. The step to 65 is yours: press Step."),
+        ("pt", "Janela cheia: t = 64. O passo para 65 é seu: aperte Avançar."),
+    ):
+        v = create_view(f"?lang={lang}&t=63")
+        v.controls.do("play")
+        v.controls.tick()
+        assert v.ex.t == 64 and words in v.controls.a11y.message
+        assert v.controls.t("keys_hint") in v.controls.status.object
+
+
+def test_the_period_counts_the_steps_own_time(monkeypatch):
+    """Each next step is due one period after the last one started: a step of 30 ms at a period of
+    100 ms waits 70 ms more; a step longer than the period is followed at once (no beat skipped),
+    and rate() says what the machine did."""
+    now = [0.0]
+    timers = []
+    monkeypatch.setattr(parts.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(parts, "later", lambda ms, fn: timers.append((ms, fn)))
+    cost = [0.030]
+
+    def tick():
+        now[0] += cost[0]
+
+    a = parts.Animation(tick, lambda: 100)
+    assert a.run(True) and timers[-1][0] == 0  # the first step at once
+    timers.pop()[1]()
+    assert timers[-1][0] == 70
+    for _ in range(4):
+        now[0] += timers[-1][0] / 1000
+        timers.pop()[1]()
+    assert abs(a.rate() - 10) < 1e-6
+    cost[0] = 0.250  # slower than the period: next at once
+    for _ in range(6):
+        now[0] += timers[-1][0] / 1000
+        timers.pop()[1]()
+        assert timers[-1][0] == 0
+    assert abs(a.rate() - 4) < 1e-6
+    assert a.run(False) and not a.running
+    stale = timers.pop()[1]
+    stale()  # a stopped run's timer does nothing
+    assert timers == []
+
+
+def test_the_animation_waits_for_the_page(monkeypatch):
+    """The next step waits until the page has drawn the step before the last one (A11y's beat,
+    answered with shown), or PATIENCE at most: one step ahead of the page, never more."""
+    from app.figure import controls
+
+    timers = []
+    monkeypatch.setattr(controls, "later", lambda ms, fn: timers.append((ms, fn)))
+    c = create_view("?lang=es").controls
+    done = []
+    c.when_shown(lambda: done.append(1))  # one step ahead of the page: at once
+    assert done == [1] and c.a11y.beat == 1 and timers == []
+    c.when_shown(lambda: done.append(2))  # two ahead: waits for the page
+    assert done == [1] and timers[-1][0] == c.PATIENCE
+    c.a11y.shown = 1  # the page drew the first
+    assert done == [1, 2]
+    timers.pop()[1]()  # its patience ran out after the answer: nothing
+    c.when_shown(lambda: done.append(3))
+    timers.pop()[1]()  # no answer: on after PATIENCE
+    assert done == [1, 2, 3]
+    c.a11y.shown = 3  # a late answer does not run anything twice
+    assert done == [1, 2, 3]

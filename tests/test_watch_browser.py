@@ -1,0 +1,106 @@
+"""Step and watch (issue 20) in a real browser, on Panel's server and on the static site: the control
+bar stays on screen beside the bars at 360 and 1280 px and its step works there; Animar stops at 64
+and says so, the step to 65 is the reader's click, and its error box moves neither the bars nor the
+grid. Headless Debian Chromium driven by Playwright; screenshots go to test-output/."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser import chromium_missing, errors, open_app, shot, wait_t
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+
+STEP = {"es": "Avanzar", "en": "Step", "pt": "Avançar"}
+PLAY = {"es": "Animar", "en": "Animate", "pt": "Animar"}
+FULL = {
+    "es": "Ventana llena: t = 64. El paso a 65 es tuyo: pulsa Avanzar.",
+    "en": "Window full: t = 64. The step to 65 is yours: press Step.",
+    "pt": "Janela cheia: t = 64. O passo para 65 é seu: aperte Avançar.",
+}
+
+# an element's box in the page (not the viewport): what moves when something above it grows
+PAGE_BOX = "(el) => { const r = el.getBoundingClientRect(); return {y: r.y + window.scrollY, h: r.height}; }"
+
+
+def where(app_url: str) -> str:
+    return "static" if app_url.endswith("index.html") else "served"
+
+
+def bars_at_the_bottom(page, height: int) -> dict:
+    """Scroll until the cost bars end at the screen's bottom edge (what a reader watching them sees);
+    their box in the viewport."""
+    bars = page.locator(".kv-bars").first
+    bars.scroll_into_view_if_needed()
+    box = bars.bounding_box()
+    page.evaluate("(dy) => window.scrollBy(0, dy)", box["y"] + box["height"] - height + 4)
+    page.wait_for_function("(h) => { const b = document.scrollingElement; return b.scrollTop > 0; }", arg=height)
+    return bars.bounding_box()
+
+
+def in_view(box: dict, height: int) -> bool:
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+
+
+@pytest.mark.parametrize("width,height,lang", [(360, 740, "es"), (1280, 800, "en")])
+def test_the_step_is_at_hand_beside_the_bars(browser, app_url, width, height, lang):
+    page, _ = open_app(browser, app_url, f"?lang={lang}&t=20", width=width, height=height)
+    wait_t(page, 20)
+    bars = bars_at_the_bottom(page, height)
+    step = page.get_by_role("button", name=STEP[lang], exact=True)
+    box = step.bounding_box()
+    assert in_view(box, height), (box, bars)  # the thumb's button, on screen
+    bar = page.locator(".kv-bar").first.bounding_box()
+    assert bar["y"] + bar["height"] <= bars["y"] + 1, (bar, bars)  # and it hides none of the bars
+    assert bars["y"] + bars["height"] <= height + 1
+    step.click()
+    wait_t(page, 21)
+    expect(page.locator("[data-testid=bar-t]")).to_have_text("t = 21 / 64")  # the bar's t, in view
+    assert in_view(page.locator("[data-testid=bar-t]").bounding_box(), height)
+    expect(page.locator("[data-testid=said]")).to_have_text(re.compile(r"21"))
+    hint = page.locator("[data-testid=keys-hint]")
+    if width >= 900:  # the keys, beside the bar
+        expect(hint).to_be_visible()
+    else:  # on a phone: once a keyboard is there
+        expect(hint).to_be_hidden()  # a thumb's click: the line, not the keys
+        expect(page.locator("[data-testid=said]")).to_be_visible()
+        step.focus()
+        page.keyboard.press("Tab")  # a keyboard reader in the bar
+        expect(hint).to_be_visible()
+    page.keyboard.press("n")  # the keys still work from the bar
+    wait_t(page, 22)
+    shot(page, f"{where(app_url)}-watch-{lang}-{width}")
+    assert errors(page) == []
+
+
+@pytest.mark.parametrize("width,height,lang", [(360, 740, "es"), (1280, 800, "pt")])
+def test_animar_stops_at_64_and_the_error_moves_nothing(browser, app_url, width, height, lang):
+    page, _ = open_app(browser, app_url, f"?lang={lang}&t=52&speed=20", width=width, height=height)
+    wait_t(page, 52)
+    bars_at_the_bottom(page, height)
+    page.get_by_role("button", name=PLAY[lang], exact=True).click()
+    wait_t(page, 64, timeout=30000)
+    live = page.locator("[data-testid=live]").first
+    expect(live).to_contain_text(FULL[lang], timeout=10000)  # said for screen readers
+    expect(page.get_by_role("button", name=PLAY[lang], exact=True)).to_have_count(1)  # stopped by itself
+    expect(page.locator("[data-testid=said]")).to_contain_text(FULL[lang])  # and in view
+    error = page.locator("[data-testid=error]")
+    assert error.count() == 0 and "IndexError" not in live.inner_text()
+    page.get_by_role("button", name=PLAY[lang], exact=True).click()  # Animar again: nothing to animate
+    expect(live).to_have_text(FULL[lang])
+    assert error.count() == 0
+    bars, grid = page.locator(".kv-bars").first, page.locator(".kv-reads").first
+    before = [bars.evaluate(PAGE_BOX), grid.evaluate(PAGE_BOX)]
+    page.get_by_role("button", name=STEP[lang], exact=True).click()  # the reader's own step to 65
+    error.wait_for()
+    expect(live).to_contain_text("IndexError")
+    expect(page.locator("[data-testid=said]")).to_contain_text("IndexError")
+    after = [bars.evaluate(PAGE_BOX), grid.evaluate(PAGE_BOX)]
+    for b, a in zip(before, after):
+        assert abs(a["y"] - b["y"]) <= 2, (before, after)  # the error box moves nothing above it
+    assert in_view(page.get_by_role("button", name=STEP[lang], exact=True).bounding_box(), height)
+    shot(page, f"{where(app_url)}-watch-error-{lang}-{width}")
+    assert errors(page) == []
