@@ -252,6 +252,11 @@ def errors(page):
     return [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
 
 
+# A section is built when first opened: seconds in Pyodide for the measured ones (continuous
+# batching serves its requests both ways), more on a loaded 2-core machine.
+OPEN_TIMEOUT_MS = 60_000
+
+
 def open_card(page, title: str):
     """Open a section by its title: its disclosure button (app/components/widgets.py), if it is closed."""
     from playwright.sync_api import expect
@@ -259,7 +264,7 @@ def open_card(page, title: str):
     button = page.get_by_role("button", name=title, exact=True).first
     if button.get_attribute("aria-expanded") == "false":
         button.click()
-    expect(button).to_have_attribute("aria-expanded", "true")
+    expect(button).to_have_attribute("aria-expanded", "true", timeout=OPEN_TIMEOUT_MS)
 
 
 def open_all_sections(page) -> int:
@@ -272,7 +277,9 @@ def open_all_sections(page) -> int:
         button = closed.first
         name = button.inner_text()
         button.click()
-        expect(page.get_by_role("button", name=name, exact=True).first).to_have_attribute("aria-expanded", "true")
+        expect(page.get_by_role("button", name=name, exact=True).first).to_have_attribute(
+            "aria-expanded", "true", timeout=OPEN_TIMEOUT_MS
+        )
         opened += 1
     return opened
 
