@@ -65,9 +65,13 @@ Three measurements, as the chapter's:
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import platform
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -76,6 +80,7 @@ from .gpt import MiniGPT, attend, causal_mask
 BLOCK_MATRICES = ("attn.wq", "attn.wk", "attn.wv", "attn.wo", "mlp.w1", "mlp.w2")
 SCALE_DTYPE = np.float16                  # 16-bit scales
 REFERENCE = "float32"                     # the checkpoint as stored: every parameter a float32
+MEASURED = Path(__file__).resolve().parent / "weights" / "wquant.json"   # python -m model.wquant --write
 
 
 @dataclass(frozen=True)
@@ -460,11 +465,44 @@ def format_stats(stats, outliers) -> str:
     return "\n".join(out)
 
 
+def fingerprint(gpt) -> str:
+    """sha256 of the projection matrices (as float32, in projections' order): which checkpoint a
+    committed table measured."""
+    h = hashlib.sha256()
+    for name in projections(gpt.config):
+        h.update(np.ascontiguousarray(gpt.params[name], dtype=np.float32).tobytes())
+    return h.hexdigest()
+
+
+def measured(gpt, rows, stats, outliers, prompts, n_new: int, k: int, n_windows: int) -> dict:
+    """What `--write` commits (model/weights/wquant.json, read by the page's section, which cannot
+    measure the held-out loss: the held-out text is not in the browser): the table's rows, the
+    weights' largest values in sigmas, the activations' outlier dimensions, the prompts (token ids)
+    the agreement and acceptance columns were measured on, and where they were measured."""
+    return {"command": "python -m model.wquant --write", "weights_sha256": fingerprint(gpt),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "windows": n_windows, "n_new": n_new, "k": k, "prompts": [list(map(int, p)) for p in prompts],
+            "rows": rows,
+            "weights": [{**s, "shape": list(s["shape"])} for s in stats],
+            "activations": [{k_: v for k_, v in o.items() if k_ != "max_per_dim"} for o in outliers]}
+
+
+def dump_measured(out: dict) -> str:
+    """JSON, one line per key and per item of a list (a row of the table, a prompt): diffs stay readable."""
+    lines = []
+    for key, value in out.items():
+        if isinstance(value, list):
+            items = ",\n  ".join(json.dumps(v, ensure_ascii=False) for v in value)
+            lines.append(f" {json.dumps(key)}: [\n  {items}\n ]")
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def main(argv=None) -> int:
-    """python -m model.wquant [--corpus PATH] [--windows N] [--prompts N] [--k K]"""
+    """python -m model.wquant [--corpus PATH] [--windows N] [--prompts N] [--k K] [--write]"""
     import argparse
     import os
-    from pathlib import Path
 
     from .threads import one_blas_thread
     from .train import DEFAULT_CORPUS, all_windows
@@ -473,6 +511,7 @@ def main(argv=None) -> int:
     ap.add_argument("--windows", type=int, help="held-out windows for the loss (default: all)")
     ap.add_argument("--prompts", type=int, default=8, help="held-out prompts of 8 tokens")
     ap.add_argument("--k", type=int, default=4, help="draft tokens a round")
+    ap.add_argument("--write", action="store_true", help=f"also write the numbers to {MEASURED.name} (the page's)")
     args = ap.parse_args(argv)
     if not args.corpus.is_file():
         print(f"corpus not found: {args.corpus}. Pass --corpus PATH or set MARIANELA.", file=sys.stderr)
@@ -480,12 +519,20 @@ def main(argv=None) -> int:
     one_blas_thread()
     gpt = MiniGPT.load()
     held = held_out_ids(gpt.tokenizer, args.corpus.read_text(encoding="utf-8"))
-    print(format_stats(weight_stats(gpt), activation_outliers(gpt, all_windows(held, gpt.config.n_ctx + 1)[:, :-1])))
+    windows = all_windows(held, gpt.config.n_ctx + 1)
+    stats, outliers = weight_stats(gpt), activation_outliers(gpt, windows[:, :-1])
+    print(format_stats(stats, outliers))
     prompts = held_out_prompts(held, args.prompts)
     print(f"\n{len(prompts)} held-out prompts of 8 tokens, {gpt.config.n_ctx - 8} greedy tokens each; "
           f"acceptance with k = {args.k}; held-out loss over "
           f"{'all' if args.windows is None else args.windows} windows of 65 tokens")
-    print(format_report(report(gpt, held, prompts, n_windows=args.windows, k=args.k)))
+    rows = report(gpt, held, prompts, n_windows=args.windows, k=args.k)
+    print(format_report(rows))
+    if args.write:
+        n_windows = len(windows) if args.windows is None else min(args.windows, len(windows))
+        out = measured(gpt, rows, stats, outliers, prompts, gpt.config.n_ctx - 8, args.k, n_windows)
+        MEASURED.write_text(dump_measured(out), encoding="utf-8")
+        print(f"\nwritten: {MEASURED}")
     return 0
 
 

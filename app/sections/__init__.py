@@ -3,7 +3,7 @@
 A section's folder holds its logic (logic.py, and any module of its own: plain Python, no Panel),
 its view (view.py: a base.Section, whose widgets are built when it first opens), its stylesheet
 (style.css, if it has one) and, in the catalogs (app/i18n/*.po), its texts. What only a section
-needs of the model (model/batch.py, model/speculative.py, model/quantize.py, another checkpoint)
+needs of the model (model/batch.py, model/speculative.py, model/quantize.py, model/wquant.py, another checkpoint)
 is imported or fetched when it first opens, not before (tests/test_beyond.py, tests/test_smaller.py).
 What sections share: base.py (plain, measuring, stepped), drawing.py (tables, plots, grids of
 cells), code.py (running the reader's code), stepwise.py (a measurement in parts). Adding one:
@@ -21,6 +21,7 @@ from .prove.view import ProveSection
 from .quiz.view import QuizSection
 from .smaller.view import SmallerSection
 from .spec.view import SpecSection
+from .wq.view import WqSection
 
 SECTIONS = (
     LabSection,  # Tus milisegundos: the lesson's timing table, measured here
@@ -32,4 +33,5 @@ SECTIONS = (
     ContinuousSection,  # beyond the lesson: continuous batching, the slots over time
     SpecSection,  # beyond the lesson: speculative decoding
     PagedSection,  # beyond the lesson: a paged cache (PagedAttention)
+    WqSection,  # beyond the lesson: quantized weights (8 and 4 bits, NF4)
 )
