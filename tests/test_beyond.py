@@ -3,9 +3,6 @@ page shows (app/sections/batch/logic.py, app/sections/spec/logic.py), their meas
 the numbers, and the two sections (app/sections/batch and app/sections/spec): built only when opened, nothing of them
 imported or loaded before."""
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ from app.sections.batch.logic import PROMPTS, SLOT_PAD, BatchLab, Conversations,
 from app.sections.spec.logic import CUT, KEPT, NEW, PROMPT, SpecLab, SpecRun, column_states, spec_sentences
 from model import cost, generate
 from model.gpt import kv_difference
+from tests.fresh import in_fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -209,11 +207,7 @@ print(json.dumps(out))
 
 
 def test_nothing_of_them_is_imported_or_loaded_before_they_open():
-    out = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", FRESH], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.splitlines()[-1]
-    )
+    out = in_fresh_python(FRESH)
     assert out["before"] == [] and not out["draft_before"]
     assert out["after_batch"] == ["model.batch", "app.sections.batch.logic"] and not out["draft_after_batch"]
     assert set(out["after_spec"]) == {

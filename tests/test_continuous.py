@@ -4,10 +4,7 @@ policies' rows at the measured costs, the chapter's simulation reproduced, and t
 built only when opened (model.scheduler imported then), its tables and sentences from the same numbers."""
 
 import asyncio
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +28,7 @@ from app.sections.cb.logic import (
 from app.state import clock
 from model import generate
 from model.scheduler import HELD, POLICIES
+from tests.fresh import in_fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -166,11 +164,7 @@ print(json.dumps(out))
 
 
 def test_nothing_of_it_is_imported_before_it_opens():
-    out = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", FRESH], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.splitlines()[-1]
-    )
+    out = in_fresh_python(FRESH)
     assert out["before"] == [] and out["others"] == [] and out["after"] == ["model.scheduler", "app.sections.cb.logic"]
 
 

@@ -3,9 +3,6 @@ model.paged runs it, what each step did read from the block tables, the memory t
 model.paged.memory counts it on the real arrays, the logits equal to a contiguous cache's, the block
 sizes a browser may send (one declaration), and the section built only when opened."""
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +21,7 @@ from app.sections.paged.logic import (
     total_steps,
 )
 from model.paged import SCRIPT, PagedKVCache, memory, run_scenario
+from tests.fresh import in_fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -188,11 +186,7 @@ print(json.dumps(out))
 
 
 def test_nothing_of_it_is_imported_before_it_opens():
-    out = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", FRESH], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.splitlines()[-1]
-    )
+    out = in_fresh_python(FRESH)
     assert out == {"before": [], "built_before": False, "after": ["model.paged", "app.sections.paged.logic"]}
 
 

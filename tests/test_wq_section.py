@@ -4,11 +4,8 @@ equal to the committed table), the committed table is what `python -m model.wqua
 the schemes a browser may send (one declaration), and the section built only when opened."""
 
 import asyncio
-import json
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +44,7 @@ from model.wquant import (
     quantized_model,
     weight_stats,
 )
+from tests.fresh import in_fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -213,11 +211,7 @@ print(json.dumps(out))
 
 
 def test_nothing_of_it_is_imported_before_it_opens():
-    out = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", FRESH], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.splitlines()[-1]
-    )
+    out = in_fresh_python(FRESH)
     assert out == {"before": [], "built_before": False, "after": ["model.wquant", "app.sections.wq.logic"]}
 
 
