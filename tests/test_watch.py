@@ -37,7 +37,7 @@ def test_animation_stops_at_64_and_the_step_to_65_is_the_readers():
 def test_the_bar_speaks_every_language():
     for lang, words in (
         ("en", "Window full: t = 64. The step to 65 is yours: press Step."),
-        ("pt", "Janela cheia: t = 64. O passo para 65 é seu: aperte Avançar."),
+        ("pt", "Janela cheia: t = 64. O passo para 65 é seu: carregue em Avançar."),
     ):
         v = create_view(f"?lang={lang}&t=63")
         v.controls.do("play")

@@ -19,7 +19,7 @@ PLAY = {"es": "Animar", "en": "Animate", "pt": "Animar"}
 FULL = {
     "es": "Ventana llena: t = 64. El paso a 65 es tuyo: pulsa Avanzar.",
     "en": "Window full: t = 64. The step to 65 is yours: press Step.",
-    "pt": "Janela cheia: t = 64. O passo para 65 é seu: aperte Avançar.",
+    "pt": "Janela cheia: t = 64. O passo para 65 é seu: carregue em Avançar.",
 }
 
 # an element's box in the page (not the viewport): what moves when something above it grows
