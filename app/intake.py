@@ -168,7 +168,8 @@ def named(obj, key: str) -> str:
 def check_param(obj, key: str, value) -> None:
     """Raise Refused unless the Panel object takes `value` for its property `key` from a browser."""
     allowed = settable(obj)
-    if key == "active":  # an index into the options: Python would read -1 as the last
+    if key == "active" and not isinstance(value, bool):  # a toggle's is a bool; a group's, an index into
+        # its options, and Python would read -1 as the last
         indexes = value if isinstance(value, list) else [value]
         if any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in indexes if i is not None):
             raise Refused("not an index of the options")

@@ -112,6 +112,15 @@ def test_a_forged_choice_is_refused(page, refusals, caplog):
     assert sum(intake.REFUSED in r.getMessage() for r in caplog.records) == 5
 
 
+def test_a_toggle_is_pressed_and_a_group_index_checked(page):
+    """`active` is a toggle's bool (Animar: taken) and a group's index (-1: refused)."""
+    view, _doc = page
+    intake.check_param(view.controls.play_button, "active", True)
+    intake.check_param(view.controls.play_button, "active", False)
+    with pytest.raises(intake.Refused):
+        intake.check_param(view.controls.mode_switch, "active", -1)
+
+
 def test_what_the_app_does_not_listen_to_is_never_applied(page, refusals, caplog):
     view, doc = page
     plot = view.bars.fig if hasattr(view.bars, "fig") else next(m for m in doc.models if type(m).__name__ == "Plot")
