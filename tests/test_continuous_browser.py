@@ -86,7 +86,7 @@ def test_continuous_batching_in_the_browser(browser, app_url):
         f"el lote continuo da {clock.ratio_text(expected['ratios']['throughput'], 'es')} veces más tokens "
         f"por segundo ({chapter[1][2]} frente a {chapter[0][2]})"
     ) in read.inner_text()
-    assert "semilla 59" in read.inner_text() and "63 pasos, no 231" in text_of(page, "cb-window-note")
+    assert "semilla 59" in read.inner_text() and "de 63 tokens, no de 231" in text_of(page, "cb-window-note")
     shot(page, ("static-" if static(app_url) else "served-") + "continuous-es")
     print("costs (B, ms, range):", costs, "\nmini-GPT:", window, "\nchapter:", chapter)  # shown with -s
 
