@@ -24,10 +24,8 @@ format; every other key is kept as it was.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -35,7 +33,7 @@ from .checkpoint import load_metrics, metrics_path, update_metrics
 from .gpt import MiniGPT
 from .quantize import drift_over_windows, drift_summary, first_departure
 from .threads import one_blas_thread
-from .train import DEFAULT_CORPUS, PROMPT, split_corpus
+from .train import PROMPT, corpus_argument, read_corpus, split_corpus
 
 CHECKPOINTS = {"lesson": None, "kv2": "kv2", "kv1": "kv1"}     # name -> MiniGPT.load's argument
 FORMATS = ("float16", "int8", "int4")
@@ -95,15 +93,13 @@ def format_table(name: str, drift: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("MARIANELA", DEFAULT_CORPUS)),
-                    help="the novel, UTF-8 text (default: $MARIANELA, else ../shared/corpus/marianela.txt)")
+    corpus_argument(ap)
     ap.add_argument("--no-write", action="store_true", help="print the tables, leave metrics.json as it is")
     args = ap.parse_args(argv)
-    if not args.corpus.is_file():
-        print(f"corpus not found: {args.corpus}. Pass --corpus PATH or set MARIANELA.", file=sys.stderr)
+    corpus = read_corpus(args.corpus)
+    if corpus is None:
         return 2
     one_blas_thread()
-    corpus = args.corpus.read_text(encoding="utf-8")
     for name, which in CHECKPOINTS.items():
         t0 = time.perf_counter()
         held_out = load_metrics(metrics_path(which))["train_config"]["held_out"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 from .checkpoint import TOKENIZER, load_metrics, load_tokenizer, metrics_path, update_metrics
 from .config import Config
 from .threads import one_blas_thread
-from .train import DEFAULT_CORPUS, TrainConfig, train
+from .train import TrainConfig, corpus_argument, read_corpus, train
 
 RUNS = {"kv4": None, "kv2": "kv2", "kv1": "kv1"}      # tag of a run -> the committed checkpoint it repeats
 KEY = "held_out_loss_seeds"
@@ -73,17 +72,16 @@ def spread(committed: dict, runs: list[dict]) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("MARIANELA", DEFAULT_CORPUS)))
+    corpus_argument(ap)
     ap.add_argument("--out", type=Path, required=True, help="where the extra runs are (or go)")
     ap.add_argument("--seeds", type=int, nargs="+", required=True, help="seeds other than the committed one")
     ap.add_argument("--recipes", nargs="+", choices=list(RUNS), default=list(RUNS), help="which (default: all three)")
     ap.add_argument("--no-write", action="store_true", help="print the losses, leave metrics.json as it is")
     args = ap.parse_args(argv)
-    if not args.corpus.is_file():
-        print(f"corpus not found: {args.corpus}. Pass --corpus PATH or set MARIANELA.", file=sys.stderr)
+    corpus = read_corpus(args.corpus)
+    if corpus is None:
         return 2
     one_blas_thread()
-    corpus = args.corpus.read_text(encoding="utf-8")
     for tag in args.recipes:
         which = RUNS[tag]
         committed = load_metrics(metrics_path(which))

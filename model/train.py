@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
 import platform
 import sys
 import time
@@ -351,6 +352,20 @@ def measure(params, cfg, tc, tok, text, held_text, train_ids, held_ids, history,
     }
     return metrics
 
+
+
+def corpus_argument(ap) -> None:
+    """--corpus for the commands that measure on the novel (model.drift, model.seeds, model.wquant)."""
+    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("MARIANELA", DEFAULT_CORPUS)),
+                    help="the novel, UTF-8 text (default: $MARIANELA, else ../shared/corpus/marianela.txt)")
+
+
+def read_corpus(path: Path) -> str | None:
+    """The novel's text, or None after one line on stderr saying how to give it."""
+    if not path.is_file():
+        print(f"corpus not found: {path}. Pass --corpus PATH or set MARIANELA.", file=sys.stderr)
+        return None
+    return path.read_text(encoding="utf-8")
 
 def write_checkpoint(out_dir: Path, params, cfg: Config, tok: Tokenizer, metrics: dict,
                      with_tokenizer: bool, log) -> None:

@@ -502,23 +502,22 @@ def dump_measured(out: dict) -> str:
 def main(argv=None) -> int:
     """python -m model.wquant [--corpus PATH] [--windows N] [--prompts N] [--k K] [--write]"""
     import argparse
-    import os
 
     from .threads import one_blas_thread
-    from .train import DEFAULT_CORPUS, all_windows
+    from .train import all_windows, corpus_argument, read_corpus
     ap = argparse.ArgumentParser(description="Quantized weights: the chapter's table, measured here.")
-    ap.add_argument("--corpus", type=Path, default=Path(os.environ.get("MARIANELA", DEFAULT_CORPUS)))
+    corpus_argument(ap)
     ap.add_argument("--windows", type=int, help="held-out windows for the loss (default: all)")
     ap.add_argument("--prompts", type=int, default=8, help="held-out prompts of 8 tokens")
     ap.add_argument("--k", type=int, default=4, help="draft tokens a round")
     ap.add_argument("--write", action="store_true", help=f"also write the numbers to {MEASURED.name} (the page's)")
     args = ap.parse_args(argv)
-    if not args.corpus.is_file():
-        print(f"corpus not found: {args.corpus}. Pass --corpus PATH or set MARIANELA.", file=sys.stderr)
+    corpus = read_corpus(args.corpus)
+    if corpus is None:
         return 2
     one_blas_thread()
     gpt = MiniGPT.load()
-    held = held_out_ids(gpt.tokenizer, args.corpus.read_text(encoding="utf-8"))
+    held = held_out_ids(gpt.tokenizer, corpus)
     windows = all_windows(held, gpt.config.n_ctx + 1)
     stats, outliers = weight_stats(gpt), activation_outliers(gpt, windows[:, :-1])
     print(format_stats(stats, outliers))
