@@ -1,11 +1,15 @@
-"""Run a piece of Python in a fresh interpreter (nothing imported yet, as on a new page) and read
-the JSON it prints last: what a section imports only when it opens is checked this way."""
+"""Fresh places to run things: a fresh interpreter (nothing imported yet, as on a new page), whose
+last printed JSON is read back (what a section imports only when it opens is checked this way), and
+a fresh event loop in its own thread (a session-scoped browser may already run one in this thread,
+where asyncio.run would refuse)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,3 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def in_fresh_python(code: str) -> dict:
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
+
+
+def in_fresh_loop(coro):
+    """Run a coroutine to its end on a new event loop in a thread of its own; return its result."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -3,7 +3,6 @@ and each text checked against decoding it alone, the picture's cells and stays, 
 policies' rows at the measured costs, the chapter's simulation reproduced, and the section itself:
 built only when opened (model.scheduler imported then), its tables and sentences from the same numbers."""
 
-import asyncio
 import re
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from app.sections.cb.logic import (
 from app.state import clock
 from model import generate
 from model.scheduler import HELD, POLICIES
-from tests.fresh import in_fresh_python
+from tests.fresh import in_fresh_loop, in_fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,7 +188,7 @@ def test_the_section_shows_the_same_numbers(monkeypatch):
     assert len(s.sources["static"][1].data["x"]) == counts(s.served.schedules["static"])["held"]  # hatched: padding
     assert s.window_table.object == "" and "cb-chapter-how" in s.chapter_head.object
     monkeypatch.setattr(s, "new_lab", lambda: StepLab(s.ex.gpt, rounds=2, min_seconds=0.0005))
-    asyncio.run(s.run())
+    in_fresh_loop(s.run())
     assert "data-run='1' data-state='done'" in s.status.object
     costs = s.lab.costs
     assert set(costs) == set(OCCUPANCIES)

@@ -112,14 +112,17 @@ def attack(url: str, report: dict) -> None:
     reader's click: the session still answers."""
     with RawSession(url, timeout=300) as s:
         s.patch([(mid, "presses", 1) for mid in s.models()])  # refused but by the sections' buttons
-        models = {}
-        while True:  # the server builds the sections at its next ticks
+        deadline = time.monotonic() + 300
+        while True:  # every card open: its button says expanded once the section is built (app/components)
             s.doc = None
-            now = s.models()
-            if len(now) == len(models):
+            models = s.models()
+            cards = [
+                m["attributes"] for m in models.values() if m["attributes"].get("name", "").startswith("Disclosure")
+            ]
+            if cards and all(card.get("expanded") for card in cards):
                 break
-            models = now
-            time.sleep(1)
+            assert time.monotonic() < deadline, f"{sum(bool(c.get('expanded')) for c in cards)} of {len(cards)} open"
+            time.sleep(0.2)  # the interval between two looks, not a wait for something to happen
         report["models"] = len(models)
         pairs = [(mid, attr) for mid, m in models.items() for attr in attributes(m)]
         inputs = {(mid, attr) for mid, attr in pairs if reads_input(models[mid])}

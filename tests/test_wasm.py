@@ -7,16 +7,15 @@ them (a Web Worker without a DOM). Everything else is the real Panel and the rea
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from buildsupport.lockfile import load_lock
+from tests.fresh import in_fresh_loop
 from tests.pyodide_stand_ins import JsObject, pyodide_stand_ins
 
 # Each private Panel (or Bokeh) call app/wasm.py makes, and the arguments it passes: they must
@@ -49,9 +48,7 @@ def page(wasm):
     """The app started for ?lang=en&t=5, as the worker starts it."""
     from panel.io.state import state
 
-    # its own thread: a session-scoped browser fixture may already run an event loop in this one
-    with ThreadPoolExecutor(1) as pool:
-        started = pool.submit(asyncio.run, wasm.start("?lang=en&t=5")).result()
+    started = in_fresh_loop(wasm.start("?lang=en&t=5"))
     docs = [json.loads(s) for s in started]
     return {"docs": docs, "doc": state.curdoc, "sent": []}
 

@@ -3,7 +3,6 @@
 equal to the committed table), the committed table is what `python -m model.wquant --write` writes,
 the schemes a browser may send (one declaration), and the section built only when opened."""
 
-import asyncio
 import logging
 import os
 from pathlib import Path
@@ -44,7 +43,7 @@ from model.wquant import (
     quantized_model,
     weight_stats,
 )
-from tests.fresh import in_fresh_python
+from tests.fresh import in_fresh_loop, in_fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -185,7 +184,7 @@ def test_the_section_follows_the_scheme_and_speaks_every_language(gpt):
     c = compare(gpt, "int8-group32", 2)
     first = "" if c["first"] is None else c["first"] + 1
     assert f"data-prompt='3' data-first='{first}'" in s.texts.object
-    asyncio.run(s.run())
+    in_fresh_loop(s.run())
     assert "data-same='True'" in s.measured.object and "data-state='done'" in s.status.object
     assert "Hecho: int8-group32, 8 prompts medidos." in s.status.object
     view.session.settings.lang = "pt"
