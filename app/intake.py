@@ -57,12 +57,21 @@ class Ignored(Refused):
     never reads: not applied, and not worth a line in the log."""
 
 
+def descriptor(model, attr: str):
+    """The Bokeh property `attr` of `model`, or None: Bokeh's own lookup answers with any attribute
+    of the class (a method's name finds the method)."""
+    from bokeh.core.property.descriptors import PropertyDescriptor
+
+    prop = model.lookup(attr, raises=False)
+    return prop if isinstance(prop, PropertyDescriptor) else None
+
+
 def reported_by_bokehjs(model, attr: str, raw) -> bool:
     """BokehJS sends a plot's measured size (read-only properties) and the automatic ranges it
     computed; with a value of the property's own type that is the page working, not an attack."""
     from bokeh.models import DataRange
 
-    prop = model.lookup(attr, raises=False)
+    prop = descriptor(model, attr)
     if prop is None or not (prop.readonly or (isinstance(model, DataRange) and attr in ("start", "end"))):
         return False
     return isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw)
@@ -239,7 +248,7 @@ def check_change(doc, rep: dict, buffers) -> None:
     if why:
         raise Refused(why)
     new = decoded(doc, rep, buffers)["new"]
-    prop = model.lookup(attr, raises=False)
+    prop = descriptor(model, attr)
     if prop is None or not prop.property.is_valid(new):
         raise Refused(f"not a valid {type(model).__name__}.{attr}")
     for owner, key in who:

@@ -140,6 +140,16 @@ def test_what_the_app_does_not_listen_to_is_never_applied(page, refusals, caplog
     assert len(caplog.records) >= 5
 
 
+def test_a_methods_name_is_no_property(page, refusals):
+    """Bokeh's lookup finds any attribute of a model's class; a method's name sent as an attribute is
+    refused like any other unknown attribute, in one line (it raised an AttributeError in the server's
+    handler)."""
+    view, doc = page
+    for model in list(doc.models):
+        for name in ("update", "lookup", "select", "references", "properties", "apply_theme"):
+            assert change(doc, model, name, 1) == 0
+
+
 @pytest.mark.parametrize(
     "event",
     [
