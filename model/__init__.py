@@ -17,8 +17,8 @@ from . import cost
 from .checkpoint import CheckpointError
 from .config import Config
 from .gpt import KVCache, MiniGPT, is_position_error
-from .sampling import generate, probabilities, sample
+from .sampling import candidates, generate, probabilities, sample
 from .tokenizer import Tokenizer
 
 __all__ = ["MiniGPT", "Config", "KVCache", "Tokenizer", "CheckpointError", "is_position_error",
-           "cost", "sample", "probabilities", "generate"]
+           "cost", "sample", "probabilities", "candidates", "generate"]

@@ -6,6 +6,8 @@ machine (NumPy's PCG64 stream is the same everywhere).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -41,6 +43,29 @@ def probabilities(logits, temperature: float = 1.0, top_k: int | None = None, to
         keep[order[n_keep:]] = False
     p = np.where(keep, p, 0.0)
     return p / p.sum()
+
+
+@dataclass
+class Candidates:
+    """What the sampler weighed for one token: the likeliest tokens, most likely first, as
+    (token, p, kept) with p the softmax probability at the temperature (before top-p) and kept
+    whether top-p keeps the token; and how many tokens top-p keeps, with their probability's sum
+    (the draw is among those, each p scaled by 1 / kept_mass)."""
+    top: list[tuple[int, float, bool]]
+    n_kept: int
+    kept_mass: float
+
+
+def candidates(logits, temperature: float = 1.0, top_p: float | None = None, n: int | None = 8) -> Candidates:
+    """The n likeliest tokens of logits (V,) (all of them if n is None) and top-p's cut, as `sample`
+    would see them."""
+    z = finite_logits(logits) / max(temperature, 1e-12)
+    p = np.exp(z - z.max())
+    p /= p.sum()                                          # (V,) before top-p
+    kept = probabilities(logits, temperature, None, top_p) > 0
+    order = np.argsort(-p, kind="stable")[:n]          # the same order top-p cuts in
+    return Candidates([(int(i), float(p[i]), bool(kept[i])) for i in order],
+                      int(kept.sum()), float(p[kept].sum()))
 
 
 def sample(logits, rng: np.random.Generator, temperature: float = 1.0,

@@ -54,6 +54,8 @@ def assert_in_sync(v):
         ["step", "toggle", "step", "step", "toggle", "step"],
         ["step"] * 3 + ["reset", "step"],
         ["toggle", "reset", "step", "toggle"],
+        ["step"] * 3 + ["back", "back", "step", "back"],
+        ["toggle", "step", "back", "toggle", "back", "step"],
     ],
 )
 def test_patched_views_match_the_state(actions):

@@ -104,3 +104,26 @@ def test_animar_stops_at_64_and_the_error_moves_nothing(browser, app_url, width,
     assert in_view(page.get_by_role("button", name=STEP[lang], exact=True).bounding_box(), height)
     shot(page, f"{where(app_url)}-watch-error-{lang}-{width}")
     assert errors(page) == []
+
+
+def test_a_step_back_and_the_same_token_again(browser, app_url):
+    """Paso atrás (and ←) slices the cache; Avanzar then samples the same tokens again, as the
+    candidates' ▶ says."""
+    page, _ = open_app(browser, app_url, "?lang=es&t=10", width=390, height=800)
+    wait_t(page, 10)
+    words = page.locator(".text .tok").all_inner_texts()
+    drawn = page.locator("[data-testid=candidate-drawn] .tok").inner_text()
+    assert drawn == words[-1]
+    page.get_by_role("button", name="Paso atrás", exact=True).click()
+    wait_t(page, 9)
+    expect(page.locator("[data-testid=said]")).to_have_text(re.compile(r"t = 9\. .*truncate"))
+    page.keyboard.press("ArrowLeft")
+    wait_t(page, 8)
+    assert page.locator(".text .tok").all_inner_texts() == words[:8]
+    page.keyboard.press("ArrowRight")
+    wait_t(page, 9)
+    page.keyboard.press("n")
+    wait_t(page, 10)
+    assert page.locator(".text .tok").all_inner_texts() == words
+    expect(page.locator("[data-testid=candidate-drawn] .tok")).to_have_text(drawn)
+    assert errors(page) == []

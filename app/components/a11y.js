@@ -25,8 +25,8 @@ data.reduced_motion = !!(media && media.matches);
 if (media && media.addEventListener) {
   media.addEventListener('change', (e) => { data.reduced_motion = e.matches; });
 }
-const keys = {ArrowRight: 'step', n: 'step', N: 'step', ' ': 'play', p: 'play', P: 'play',
-              c: 'toggle', C: 'toggle', r: 'reset', R: 'reset'};
+const keys = {ArrowRight: 'step', n: 'step', N: 'step', ArrowLeft: 'back', b: 'back', B: 'back',
+              ' ': 'play', p: 'play', P: 'play', c: 'toggle', C: 'toggle', r: 'reset', R: 'reset'};
 // what the focused element is, for the keys it needs: its ARIA role, else its native one
 const roleOf = (el, tag, type) => {
   const role = el.getAttribute('role');

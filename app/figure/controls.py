@@ -17,7 +17,7 @@ class Controls(Part):
     position and a line saying what the last action did (with the keys' hint beside it on a wide
     screen, or while a keyboard reader is in the bar); it sticks to the top of the screen while the figure is
     in view (app/style/bar.css), so a thumb reaches it wherever the eyes are. Below it (`more`):
-    Reset, the speed and what the machine really did at that speed. The keyboard comes through A11y;
+    Reset, a step back (the cache sliced: Session.back), the speed and what the machine really did at that speed. The keyboard comes through A11y;
     the polite live region says what each action did."""
 
     SHORT = 0.9  # a measured rate below this share of the setting is said
@@ -35,6 +35,7 @@ class Controls(Part):
         self.step_button = pn.widgets.Button(color="primary", **button)
         self.play_button = pn.widgets.Toggle(color="default", **button)
         self.reset_button = pn.widgets.Button(color="default", **button)
+        self.back_button = pn.widgets.Button(color="default", **{**button, "width": 110})
         self.mode_switch = linked(
             pn.widgets.RadioButtonGroup, settings.param.mode, width=260, margin=(4, 4), stylesheets=[MODE_SWITCH_CSS]
         )
@@ -55,6 +56,7 @@ class Controls(Part):
         )
         self.step_button.on_click(lambda _e: self.do("step"))
         self.reset_button.on_click(lambda _e: self.do("reset"))
+        self.back_button.on_click(lambda _e: self.do("back"))
         self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
         settings.param.watch(self._mode_said, "mode")
         settings.param.watch(lambda _e: self.retime(), "speed")
@@ -75,6 +77,7 @@ class Controls(Part):
         )
         self.more = pn.FlexBox(
             self.reset_button,
+            self.back_button,
             self.speed,
             self.speed_note,
             align_items="center",
@@ -85,7 +88,7 @@ class Controls(Part):
 
     def relabel(self):
         t = self.t
-        self.step_button.name, self.reset_button.name = t("step"), t("reset")
+        self.step_button.name, self.reset_button.name, self.back_button.name = t("step"), t("reset"), t("back")
         self.play_button.name = t("pause") if self.play_button.value else t("play")
         self.mode_switch.options = {t("mode_cache"): CACHE, t("mode_full"): FULL}
         self.speed.label = t("speed")
@@ -146,6 +149,8 @@ class Controls(Part):
             self.step()
         elif command == "reset":
             self.reset()
+        elif command == "back":
+            self.back()
         elif command == "toggle":
             self.session.toggle()
         elif command == "play":
@@ -162,6 +167,15 @@ class Controls(Part):
             self.say(f"{self.step_said()} {self.window_full()}", "full", line=self.window_full())
         else:
             self.say(self.step_said())
+
+    def back(self):
+        """One step back (the animation stops first): the cache is sliced, and the bar says so."""
+        self.set_playing(False)
+        done = self.session.back()
+        if done is None:
+            self.say(self.t("live_back_none"))
+        else:
+            self.say(self.t("live_back" if done == "sliced" else "live_back_reread", t=self.ex.t))
 
     def window_full(self) -> str:
         return self.t("window_full", n=self.n, next=self.n + 1)

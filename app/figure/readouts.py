@@ -1,5 +1,6 @@
 """The parts of the figure that are numbers: the readouts (this token, the totals, the cache's
-memory, the clock, the proof), the data as a table, and the page's state on <body>."""
+memory, the clock, the proof, the newest token's candidates), the data as a table, and the page's
+state on <body>."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..state import clock
 from ..state.settings import CACHE
 from ..style import show_token
 from .parts import Part, esc, html_pane, scroll_region
+from .text import token_html
 
 CLOCK_EXPLAIN = {"slower": "clock_explain_slower", "near": "clock_explain_near", "short": "clock_explain_short"}
 
@@ -33,6 +35,7 @@ class Readouts(Part):
             + self.card_memory(c)
             + self.card_clock()
             + self.card_proof()
+            + self.card_candidates()
             + "</div>"
         )
 
@@ -129,6 +132,53 @@ class Readouts(Part):
         )
         explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""  # nothing compared yet
         return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
+
+    SHOWN = 8  # candidates listed; the sampled token is added below them when it ranks lower
+
+    def card_candidates(self) -> str:
+        """What the sampler weighed for the newest token: its likeliest tokens with the model's
+        probabilities, the line where top-p cut, and ▶ on the one sampled; at the prompt (nothing
+        sampled yet), what the first draw will weigh."""
+        ex, lang, top_p = self.ex, self.lang, self.session.settings.top_p
+        c, drawn = ex.newest_candidates(n=None)
+        ranked = list(enumerate(c.top, start=1))
+        shown = ranked[: self.SHOWN] + [r for r in ranked[self.SHOWN :] if r[1][0] == drawn]
+        words = ex.gpt.tokenizer.token_strings([tok for _rank, (tok, _p, _kept) in shown])
+        rows, cut, previous, most = [], False, 0, c.top[0][1]  # the bars' scale: the likeliest token
+        for (rank, (tok, p, kept)), word in zip(shown, words):
+            if rank != previous + 1:  # the sampled token, further down the list
+                rows.append("<tr class='gap'><td colspan='4'>…</td></tr>")
+            if not kept and not cut:
+                cut = True
+                rows.append(f"<tr class='cutline'><td colspan='4'>{esc(self.t('candidates_cut'))}</td></tr>")
+            previous = rank
+            mine = tok == drawn
+            rows.append(
+                f"<tr class='{'kept' if kept else 'cut'}{' drawn' if mine else ''}'"
+                f"{' data-testid=candidate-drawn' if mine else ''}>"
+                f"<td>{'▶ ' if mine else ''}{rank}</td><td class='tok'>{token_html(word)}</td>"
+                f"<td>{esc(self.t('candidates_percent', p=num(100 * p, lang, 1)))}</td>"
+                f"<td class='pbar' aria-hidden='true'><span style='width:{100 * p / most:.1f}%'></span></td></tr>"
+            )
+        explain, heading = (
+            ("candidates_explain", "candidates_heading")
+            if drawn is not None
+            else ("candidates_explain_next", "candidates_heading_next")
+        )
+        t = ex.t if drawn is not None else ex.t + 1
+        head = "".join(
+            f"<th{cls}>{esc(self.t(k))}</th>"
+            for k, cls in (("candidates_rank", ""), ("table_token", " style='text-align:left'"), ("candidates_p", ""))
+        )
+        table = (
+            f"<table class='data candidates' data-testid='candidates' data-kept='{c.n_kept}'>"
+            f"<caption class='sr-only'>{esc(self.t(heading, t=t))}</caption>"
+            f"<thead><tr>{head}<th aria-hidden='true'></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+        note = self.t(explain, n=c.n_kept, p=num(top_p, lang, 2), mass=num(100 * c.kept_mass, lang, 1))
+        return self.card(
+            "candidates-card", self.t(heading, t=t), table + f"<p class='explain'>{esc(note)}</p>", wide=True
+        )
 
 
 class DataTable(Part):

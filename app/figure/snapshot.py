@@ -201,6 +201,7 @@ def render(view, grid_url: str = GRID_URL) -> str:
         f"<span class='bar-t'>{html.escape(t('position', t=view.ex.t, n=view.n))}</span>"
         f"<span class='switch'>{switch}</span><span class='said'>{html.escape(said)}</span></div>"
         f"<div class='controls'><span class='btn'>{html.escape(t('reset'))}</span>"
+        f"<span class='btn back'>{html.escape(t('back'))}</span>"
         f"<span class='speed'>{html.escape(t('speed'))}: "
         f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>"
     )

@@ -4,7 +4,8 @@ Plain Python over the model; no Panel here. Each step really computes the
 token both ways, with the cache (`avanzar`) and without it (the full pass,
 `llenar` over every token): the selected mode's logits pick the next token, the
 other way is the proof (their largest difference). Switching the mode therefore
-never recomputes anything. The clock is measured apart (`measure_clock`), in
+never recomputes anything. A step back (`back`) slices the cache, as speculative decoding
+rolls back a rejected token (KVCache.truncate). The clock is measured apart (`measure_clock`), in
 interleaved samples, once the page has shown the step.
 """
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from model import cost, sample
 from model.gpt import is_position_error, kv_difference
+from model.sampling import Candidates, candidates
 from model.timing import Comparison, compare
 
 from .settings import CACHE, FULL, MODES, Settings
@@ -63,6 +65,17 @@ class Measure:
         return self.clock.b_s if self.clock else None
 
 
+@dataclass
+class Past:
+    """What one step replaced, to step back: the generator before the draw, the logits the token was
+    drawn from and what the query read before it, and the `epoch` (model and format) they belong to."""
+
+    rng_state: dict
+    logits: np.ndarray  # (V,)
+    reads: list
+    epoch: int
+
+
 class Explorer:
     """Step the mini-GPT token by token, keeping everything the views show. It reads the
     reader's seed, top-p and mode from `settings` (app/state/settings.py).
@@ -80,6 +93,7 @@ class Explorer:
         self.prompt = prompt
         self.settings = settings or Settings(n_ctx=gpt.config.n_ctx, n_prompt=len(gpt.tokenizer.encode(prompt)))
         self.fmt = FLOAT64
+        self.epoch = 0  # one more each time the text is read again (another model or format)
         self.lesson_gpt = gpt  # the model the page began with: the lesson's (app/sections/quiz)
         self.use_model(gpt)
         self.reset()
@@ -123,6 +137,7 @@ class Explorer:
         query read. With fewer bits the pass fills a cache of that format (each block reads the
         numbers as the format keeps them) and a float64 twin of it; the selected mode's pass gives the
         next token's logits and the reads (the full pass, without the cache, is the float64 one)."""
+        self.epoch += 1
         logits, self.cache64, self.reads = self.gpt.prefill(self.ids, return_weights=True)
         self.cache, self.next_logits = self.cache64, logits[-1]  # (V,) the next token's logits
         if self.fmt != FLOAT64:
@@ -151,6 +166,7 @@ class Explorer:
         self.ids: list[int] = self.gpt.tokenizer.encode(self.prompt)
         self.n_prompt = len(self.ids)
         self.switched_at = None
+        self.past: list[Past] = []  # one per token drawn since the prompt
         self.refill()
 
     def departure(self) -> int | None:
@@ -237,11 +253,46 @@ class Explorer:
             self.error = StepError(type(e).__name__, str(e), position=len(ids), lesson=lesson)
             return False
         previous = self.cache64
+        self.past.append(Past(rng_state, self.next_logits, self.reads, self.epoch))
         self.ids, self.next_logits, self.reads = ids, logits, reads
         self.cache, self.cache64 = kept
         self.error = None
         self.measures[self.t] = Measure() if check is None else self.compared(previous, logits, cache, check)
         return True
+
+    def back(self) -> bool:
+        """One step back, as speculative decoding rolls back a rejected token: the cache is sliced to
+        t - 1 positions (truncate: nothing is recomputed), the generator rewound to before the draw,
+        the logits it drew from restored. Avanzar then draws the same token and computes the same
+        numbers, to the bit. After another model or format read the text, that one reads the
+        shorter text again (llenar). False at the prompt: nothing there was drawn."""
+        if not self.past:
+            return False
+        last, t = self.past.pop(), self.t
+        self.ids = self.ids[:-1]
+        self.cache.truncate(t - 1)
+        if self.cache64 is not self.cache:
+            self.cache64.truncate(t - 1)
+        self.rng.bit_generator.state = last.rng_state
+        self.measures.pop(t, None)
+        self.drift.pop(t, None)
+        self.error = None
+        if last.epoch == self.epoch:
+            self.next_logits, self.reads = last.logits, last.reads
+        else:
+            self.refill()
+        if self.switched_at is not None and self.t <= self.n_prompt:
+            self.switched_at = None
+        return True
+
+    def newest_candidates(self, n: int | None = 8) -> tuple[Candidates, int | None]:
+        """What the sampler weighed for the newest token (its n likeliest, all if None), and the
+        token it drew; at the prompt (nothing drawn yet), what it weighs for the next position, and
+        None."""
+        s = self.settings
+        if self.past:
+            return candidates(self.past[-1].logits, self.temperature, s.top_p, n), self.ids[-1]
+        return candidates(self.next_logits, self.temperature, s.top_p, n), None
 
     def twin_step(self, token: int, logits):
         """With fewer bits: the float64 twin takes the same token; its logits against the cached

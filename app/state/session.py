@@ -50,6 +50,15 @@ class Session(param.Parameterized):
         self._changed()
         return ok
 
+    def back(self) -> str | None:
+        """One token back: "sliced" (the cache cut, the generator rewound), "reread" (another model
+        or format wrote the text since: it reads the shorter text again), None at the prompt."""
+        epoch = self.ex.epoch
+        if not self.ex.back():
+            return None
+        self._changed()
+        return "sliced" if self.ex.epoch == epoch else "reread"
+
     def measure_clock(self) -> None:
         """Time the current position (the page calls this once it has shown the step)."""
         if self.ex.measure_clock():
