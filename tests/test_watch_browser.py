@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import chromium_missing, errors, open_app, shot, wait_t
+from tests.browser import chromium_missing, errors, open_app, open_card, shot, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -126,4 +126,50 @@ def test_a_step_back_and_the_same_token_again(browser, app_url):
     wait_t(page, 10)
     assert page.locator(".text .tok").all_inner_texts() == words
     expect(page.locator("[data-testid=candidate-drawn] .tok")).to_have_text(drawn)
+    assert errors(page) == []
+
+
+SIDEWAYS = """() => {
+  // every box that scrolls sideways (its content wider than itself), across shadow roots: what it is,
+  // whether a keyboard reaches it, and whether it shows the scroll cue (app/style/style.css)
+  const found = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      const s = getComputedStyle(el);
+      if (['auto', 'scroll'].includes(s.overflowX) && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) {
+        found.push({tag: el.tagName.toLowerCase(), cls: String(el.className), focusable: el.tabIndex >= 0,
+                    cue: s.backgroundImage.includes('radial-gradient')});
+      }
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return found;
+}"""
+
+
+def test_a_phone_reader_sees_what_scrolls_and_can_hit_every_answer(browser, app_url):
+    """At 320 px: what is wider than the screen scrolls in a box that shows it (and the keyboard
+    reaches), code keeps its lines, every answer's target is at least 24 px high."""
+    page, _ = open_app(browser, app_url, "?lang=es&t=12", width=320, height=740)
+    wait_t(page, 12)
+    for title in (
+        "Los datos en una tabla",
+        "Pruébalo: la primera celda de la lección",
+        "Comprueba tu intuición: cinco preguntas y un reto",
+    ):
+        open_card(page, title)
+    page.locator("[data-testid=reads-table]").first.wait_for()
+    boxes = page.evaluate(SIDEWAYS)
+    assert any("table-scroll" in b["cls"] for b in boxes), boxes  # the reads' table, at 320 px
+    for b in boxes:
+        assert b["tag"] == "textarea" or (b["focusable"] and b["cue"]), b
+    assert page.locator("textarea").first.evaluate("(el) => getComputedStyle(el).whiteSpace") == "pre"
+    radios = page.get_by_role("radio")
+    assert radios.count() >= 15
+    for i in range(radios.count()):
+        box = radios.nth(i).evaluate("(el) => el.closest('label').getBoundingClientRect().toJSON()")
+        assert box["height"] >= 24, (i, box)
+    restore = page.get_by_role("button", name="Restaurar la celda")
+    assert restore.evaluate("(el) => getComputedStyle(el).borderTopColor") != "rgba(0, 0, 0, 0)"
     assert errors(page) == []

@@ -16,7 +16,9 @@ def code_editor(value: str, height: int):
         height=height,
         sizing_mode="stretch_width",
         stylesheets=[
-            "textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 14px; line-height: 1.4; }"
+            # code keeps its lines (a long one scrolls sideways): wrapped, its indentation would read as broken
+            "textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 14px; line-height: 1.4;"
+            " white-space: pre; overflow-wrap: normal; overflow-x: auto; }"
         ],
     )
 
@@ -41,7 +43,7 @@ def output_html(t, answer) -> str:
     more = f"\n{t('code_more', n=answer.more)}" if answer.more else ""
     return (
         f"<p class='explain'>{esc(t('code_output'))}</p>"
-        f"<pre class='code' data-testid='code-output'>{esc(chr(10).join(answer.output) + more)}</pre>"
+        f"<pre class='code' tabindex='0' data-testid='code-output'>{esc(chr(10).join(answer.output) + more)}</pre>"
     )
 
 

@@ -68,6 +68,7 @@ PALETTE = {
     "line": "#cfcfcf",  # outlines of empty cells, the grey ramp's hatch
     "mid": "#bdbdbd",  # a token box, the prompt's slots
     "untested": "#9a9a9a",  # a cell's outline, an untested token
+    "scroll-shadow": "#00000047",  # the shade at the edge of a box that scrolls sideways: there is more
 }
 GREEN, GREY, INK = PALETTE["cache"], PALETTE["full"], PALETTE["ink"]
 HIGHLIGHT, ORANGE, BLUE, SKY, VERMILLION = (PALETTE[k] for k in ("highlight", "draft", "target", "sky", "cut"))

@@ -149,7 +149,7 @@ class QuizSection(Section):
             line = self.t("code_line", line=answer.line) if answer.line else ""
             body = (
                 f"<div class='feedback wrong' role='status'>{esc(self.t('code_error'))} {esc(line)}"
-                f"<pre class='code'>{esc(answer.error_type)}: {esc(answer.message)}</pre>"
+                f"<pre class='code' tabindex='0'>{esc(answer.error_type)}: {esc(answer.message)}</pre>"
                 f"{esc(self.t('challenge_hint_error'))}</div>"
             )
         elif verdict.kind == "problem":
