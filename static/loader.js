@@ -443,18 +443,77 @@
   // In an iframe: tell the parent page the content's height whenever it changes, so the frame can fit
   // it both ways (docs/embedding.md). The content is <main>: the document's own scrollHeight is never
   // less than the frame, so a frame sized by it could grow but never shrink.
+  // The handshake: a host running the snippet's script answers by setting the frame to the height
+  // sent (this window is resized to it). A frame that stays shorter than its content without ever
+  // being resized so is fixed (the host has no script, as many LMSs store a page): then the page makes
+  // its own scrolling visible and offers the full page (frameCue).
   function reportHeight() {
     if (window.parent === window) return;
     const main = $("kv-main");
-    let sent = 0;
+    let sent = 0, answered = false, judging = null;
+    const asked = new Set(); // every height sent: the host may answer an earlier one late
+    const content = () => Math.ceil(main.getBoundingClientRect().bottom + window.scrollY);
+    // <html data-frame>: "judging" until the host had its time to answer, then "fitted" (it did),
+    // "fixed" (it never did and the content is taller than the frame) or "fits" (no need so far)
+    const judge = () => {
+      const short = content() > window.innerHeight + 2;
+      document.documentElement.dataset.frame = answered ? "fitted" : short ? "fixed" : "fits";
+      frameCue(!answered && short);
+    };
+    addEventListener("resize", () => {
+      if ([...asked].some((h) => Math.abs(window.innerHeight - h) <= 2)) answered = true;
+      judge();
+    });
     const send = () => {
-      const height = Math.ceil(main.getBoundingClientRect().bottom + window.scrollY);
-      if (height === sent) return;
-      sent = height;
-      window.parent.postMessage({ type: "kv-explorable:height", height }, "*");
+      const height = content();
+      if (height !== sent) {
+        sent = height;
+        asked.add(height);
+        window.parent.postMessage({ type: "kv-explorable:height", height }, "*");
+      }
+      clearTimeout(judging);
+      document.documentElement.dataset.frame = "judging";
+      judging = setTimeout(judge, FRAME_ANSWER_MS);
     };
     new ResizeObserver(send).observe(main);
     send();
+  }
+  const FRAME_ANSWER_MS = 1500; // how long a host's script may take to fit the frame
+
+  // In a frame of fixed height: a scroll bar that stays, and a line at the frame's bottom saying there
+  // is more below (until the reader gets there) with a link that opens the page alone, in a new tab.
+  function frameCue(on) {
+    document.documentElement.classList.toggle("kv-fixed-frame", on);
+    let cue = $("kv-frame-cue");
+    if (!on) {
+      if (cue) cue.hidden = true;
+      return;
+    }
+    if (!cue) {
+      cue = document.createElement("div");
+      cue.id = "kv-frame-cue";
+      cue.setAttribute("role", "note");
+      const more = document.createElement("span");
+      more.className = "kv-frame-more";
+      more.textContent = "↓ " + TEXT.shell_frame_more;
+      const link = document.createElement("a");
+      const full = new URL(window.location.href);
+      full.searchParams.delete("embed");
+      link.href = full.toString();
+      link.target = "_blank";
+      link.rel = "noopener";
+      link.textContent = TEXT.shell_frame_open + " ↗";
+      cue.append(more, link);
+      document.body.append(cue);
+      const atEnd = () => cue.classList.toggle("kv-at-end",
+        window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 4);
+      addEventListener("scroll", atEnd, { passive: true });
+      atEnd();
+      // the page's end stays above the line, however many lines it takes (a phone wraps it)
+      new ResizeObserver(() => document.documentElement.style.setProperty("--kv-cue-h", cue.offsetHeight + "px"))
+        .observe(cue);
+    }
+    cue.hidden = false;
   }
 
   /* ---------------- start ---------------- */

@@ -28,9 +28,10 @@ def snippet(text: str) -> str:
 
 
 @contextlib.contextmanager
-def course_page(site: Path, query: str):
+def course_page(site: Path, query: str, script: bool = True):
     """A host page on http://localhost:PORT embedding the explorable served from 127.0.0.1 with the
-    documented CSP (and frame-ancestors for the host); yields the host page's URL."""
+    documented CSP (and frame-ancestors for the host); yields the host page's URL. `script=False`:
+    the snippet without its <script>, as an LMS that strips scripts stores it."""
     folder = Path(tempfile.mkdtemp(prefix="kv-host-"))
     host = build.serve_in_thread(folder, 0)
     host_origin = host.url.replace("127.0.0.1", "localhost").rstrip("/")
@@ -38,6 +39,8 @@ def course_page(site: Path, query: str):
         with serve(site, csp=f"{build.CSP}; frame-ancestors {host_origin}") as url:
             code = snippet((ROOT / "docs" / "embedding.md").read_text(encoding="utf-8"))
             code = code.replace(f"{SRC_BASE}index.html?lang=es&embed=1", f"{url}index.html{query}")
+            if not script:
+                code = code[: code.index("<script>")]
             page = (ROOT / "tests" / "embed_host.html").read_text(encoding="utf-8").replace("{{SNIPPET}}", code)
             (folder / "course.html").write_text(page, encoding="utf-8")
             yield f"{host_origin}/course.html"

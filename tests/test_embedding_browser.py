@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from app.sections import SECTIONS
-from tests.browser import ROOT, chromium_missing, foreign, open_all_sections, open_page, overflow
+from tests.browser import ROOT, chromium_missing, foreign, open_all_sections, open_page, overflow, shot
 from tests.hosting import SRC_BASE, course_page, explorable, snippet
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
@@ -77,6 +77,9 @@ def test_the_frame_takes_its_contents_height(site, browser):
         page.set_viewport_size({"width": 1280, "height": 800})
         assert_fits(page, frame, "at 1280 px")
         assert page.evaluate(FRAME) < tall  # a wide screen: the frame shrank with its content
+        frame.wait_for_function("document.documentElement.dataset.frame !== 'judging'")
+        assert frame.evaluate("document.documentElement.dataset.frame") == "fitted"  # the host answered
+        assert frame.locator("#kv-frame-cue").count() == 0  # so no cue, ever
         assert foreign(requests) == [], foreign(requests)
 
 
@@ -103,3 +106,37 @@ def test_nothing_sideways_in_the_frame(site, browser, lang):
             assert inside["viewport"] == width and inside["pageWidth"] == width, (lang, width, inside)
             assert inside["outside"] == [] and inside["cut"] == [], (lang, width, inside)
             assert outside["pageWidth"] == width and outside["outside"] == [], (lang, width, outside)
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_a_host_without_script_gets_a_visible_scroll_and_a_link(site, browser, width):
+    """An LMS that strips <script> keeps the frame at its 2000 px: the page finds that no host fitted
+    it, shows that it scrolls (the line at its bottom, until the reader is there) and links the full
+    page; the bar still sticks inside the frame."""
+    with course_page(site, "?lang=es&embed=1", script=False) as url:
+        page, _ = open_page(browser, url, width=width, height=800)
+        frame = explorable(page)
+        frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        frame.wait_for_function("document.documentElement.dataset.frame === 'fixed'", timeout=20000)
+        assert page.evaluate(FRAME) == 2000 and frame.evaluate(CONTENT) > 2000
+        cue = frame.locator("#kv-frame-cue")
+        more = cue.locator(".kv-frame-more")
+        assert cue.is_visible() and more.is_visible() and "Hay más abajo" in more.inner_text()
+        box = frame.evaluate("document.getElementById('kv-frame-cue').getBoundingClientRect().bottom")
+        assert abs(box - 2000) <= 1  # at the frame's bottom edge
+        link = cue.get_by_role("link", name="Abrir la página completa ↗")
+        href = link.get_attribute("href")
+        assert link.get_attribute("target") == "_blank" and "embed" not in href and "lang=es" in href
+        assert frame.evaluate("getComputedStyle(document.documentElement).overflowY") == "scroll"
+        page.evaluate("window.scrollTo(0, 1400)")
+        shot(page, f"embed-noscript-{width}")
+        frame.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        frame.wait_for_function("document.getElementById('kv-frame-cue').classList.contains('kv-at-end')")
+        assert more.evaluate("(el) => getComputedStyle(el).visibility") == "hidden"
+        # the last thing on the page is above the cue, not under it
+        last = frame.evaluate(
+            "(() => { const m = document.getElementById('kv-main'); const r = m.getBoundingClientRect();"
+            " return r.bottom - parseFloat(getComputedStyle(m).paddingBottom); })()"
+        )
+        top = frame.evaluate("document.getElementById('kv-frame-cue').getBoundingClientRect().top")
+        assert last <= top + 1, (last, top)
