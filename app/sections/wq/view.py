@@ -71,9 +71,7 @@ class WqSection(MeasuringSection):
 
         t = self.t
         self.intro.object = f"<p>{esc(t('wq_intro'))}</p>"
-        self.code.object = (
-            f"<pre class='code wq' lang='en' tabindex='0'>{esc(CODE)}</pre><p class='explain'>{esc(t('wq_code_note'))}</p>"
-        )
+        self.code.object = f"<pre class='code wq' lang='en' tabindex='0'>{esc(CODE)}</pre><p class='explain'>{esc(t('wq_code_note'))}</p>"
         self.scheme.name = t("wq_scheme")
         self.prompt_label.object = f"<p class='control-label'>{esc(t('wq_prompt', n=N_PROMPTS))}</p>"
         c = committed()
