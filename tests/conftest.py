@@ -76,6 +76,22 @@ def browser():
         yield b
 
 
+@pytest.fixture(autouse=True)
+def close_what_the_test_opened(request):
+    """After a test with the shared browser: the contexts it opened (and their pages, workers and
+    renderer processes) are closed. Left open, a full run kept some 170 renderers alive and filled
+    24 GiB, and later tests timed out for memory, not for anything they tested."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    browser = request.getfixturevalue("browser")
+    before = set(browser.contexts)
+    yield
+    for context in browser.contexts:
+        if context not in before:
+            context.close()
+
+
 @pytest.fixture(scope="session", params=["served", "static"])
 def app_url(request):
     """The explorable's URL: Panel's server (`build.py dev`), or the static site (tests/servers.py)."""

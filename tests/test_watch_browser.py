@@ -173,3 +173,25 @@ def test_a_phone_reader_sees_what_scrolls_and_can_hit_every_answer(browser, app_
     restore = page.get_by_role("button", name="Restaurar la celda")
     assert restore.evaluate("(el) => getComputedStyle(el).borderTopColor") != "rgba(0, 0, 0, 0)"
     assert errors(page) == []
+
+
+HEIGHTS = """() => { window.__heights = []; const main = document.getElementById('kv-main') || document.body;
+  new ResizeObserver(() => window.__heights.push(main.getBoundingClientRect().height)).observe(main); }"""
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_a_step_does_not_make_the_page_bounce(browser, app_url, width):
+    """Every height the page takes during six steps (each with its clock measured afterwards): it
+    grows with the text and never shrinks to grow back (within 2 px), so a course page's frame and
+    the text below it stand still."""
+    page, _ = open_app(browser, app_url, "?lang=es&embed=1&t=10", width=width, height=740)
+    wait_t(page, 10)
+    page.evaluate(HEIGHTS)
+    step = page.get_by_role("button", name="Avanzar", exact=True)
+    for t in range(11, 17):
+        step.click()
+        wait_t(page, t)
+        expect(page.locator("[data-testid=clock-cached]")).not_to_have_text(re.compile("…"))  # measured
+    heights = page.evaluate("window.__heights")
+    drops = [(a, b) for a, b in zip(heights, heights[1:]) if b < a - 2]
+    assert drops == [], heights

@@ -12,7 +12,6 @@ from ..state import clock
 from ..state.settings import CACHE
 from ..style import show_token
 from .parts import Part, esc, html_pane, scroll_region
-from .text import token_html
 
 CLOCK_EXPLAIN = {"slower": "clock_explain_slower", "near": "clock_explain_near", "short": "clock_explain_short"}
 
@@ -100,9 +99,11 @@ class Readouts(Part):
         """This position's clock, both ways, next to the count; at the window's end, what it means."""
         ex, lang, t = self.ex, self.lang, self.ex.t
         m = ex.clock()
-        if m.clock is None:
+        if m.clock is None:  # the same rows, waiting: the card keeps its height (nothing below jumps)
             key = "clock_prompt" if t <= ex.n_prompt else "clock_pending" if m.proof is not None else "clock_none"
-            body = f"<p class='explain' data-testid='clock-state'>{esc(self.t(key))}</p>"
+            count = num(ex.cost_full[t - 1] / ex.cost_cached[t - 1], lang)
+            body = self.both_ways("… ms", "… ms", esc(self.t("clock_ratio", x="…", n=count)), "clock")
+            body += f"<p class='explain clock-note' data-testid='clock-state'>{esc(self.t(key))}</p>"
         else:
             c, count = m.clock, ex.cost_full[t - 1] / ex.cost_cached[t - 1]
             body = self.both_ways(
@@ -111,7 +112,7 @@ class Readouts(Part):
                 esc(self.t("clock_ratio", x=clock.ratio_text(c.ratio, lang), n=num(count, lang))),
                 "clock",
             )
-            body += f"<p class='explain'>{esc(self.t('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>"
+            body += f"<p class='explain clock-note'>{esc(self.t('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>"
             if t == self.n:
                 body += (
                     f"<p class='explain' data-testid='clock-explain'>"
@@ -133,30 +134,33 @@ class Readouts(Part):
         explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""  # nothing compared yet
         return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
 
-    SHOWN = 8  # candidates listed; the sampled token is added below them when it ranks lower
+    SHOWN = 8  # rows of candidates, always (the card keeps its height from step to step)
 
     def card_candidates(self) -> str:
         """What the sampler weighed for the newest token: its likeliest tokens with the model's
-        probabilities, the line where top-p cut, and ▶ on the one sampled; at the prompt (nothing
-        sampled yet), what the first draw will weigh."""
+        probabilities, where top-p cut (a dashed line over the first token left out), and ▶ on the
+        one sampled, in the last row when it ranked lower; at the prompt (nothing sampled yet), what
+        the first draw will weigh."""
         ex, lang, top_p = self.ex, self.lang, self.session.settings.top_p
         c, drawn = ex.newest_candidates(n=None)
         ranked = list(enumerate(c.top, start=1))
-        shown = ranked[: self.SHOWN] + [r for r in ranked[self.SHOWN :] if r[1][0] == drawn]
+        shown = ranked[: self.SHOWN]
+        if drawn is not None and all(tok != drawn for _rank, (tok, _p, _k) in shown):
+            shown[-1] = next(r for r in ranked if r[1][0] == drawn)  # the sampled one, further down
         words = ex.gpt.tokenizer.token_strings([tok for _rank, (tok, _p, _kept) in shown])
-        rows, cut, previous, most = [], False, 0, c.top[0][1]  # the bars' scale: the likeliest token
+        rows, most = [], c.top[0][1]  # the bars' scale: the likeliest token
         for (rank, (tok, p, kept)), word in zip(shown, words):
-            if rank != previous + 1:  # the sampled token, further down the list
-                rows.append("<tr class='gap'><td colspan='4'>…</td></tr>")
-            if not kept and not cut:
-                cut = True
-                rows.append(f"<tr class='cutline'><td colspan='4'>{esc(self.t('candidates_cut'))}</td></tr>")
-            previous = rank
-            mine = tok == drawn
+            first_cut = not kept and rank == c.n_kept + 1
+            cls = (
+                ["kept" if kept else "cut"] + (["first-cut"] if first_cut else []) + (["drawn"] if tok == drawn else [])
+            )
+            cut = esc(self.t("candidates_cut"))
+            said, title = (f"<span class='sr-only'>{cut}. </span>", f" title='{cut}'") if first_cut else ("", "")
+            testid = " data-testid='candidate-drawn'" if tok == drawn else ""
+            rank_text = f"{'▶ ' if tok == drawn else ''}{'… ' if rank > self.SHOWN else ''}{rank}"
             rows.append(
-                f"<tr class='{'kept' if kept else 'cut'}{' drawn' if mine else ''}'"
-                f"{' data-testid=candidate-drawn' if mine else ''}>"
-                f"<td>{'▶ ' if mine else ''}{rank}</td><td class='tok'>{token_html(word)}</td>"
+                f"<tr class='{' '.join(cls)}'{testid}{title}>"
+                f"<td>{said}{rank_text}</td><td class='word'>{token_mark(word)}</td>"
                 f"<td>{esc(self.t('candidates_percent', p=num(100 * p, lang, 1)))}</td>"
                 f"<td class='pbar' aria-hidden='true'><span style='width:{100 * p / most:.1f}%'></span></td></tr>"
             )
@@ -176,9 +180,15 @@ class Readouts(Part):
             f"<thead><tr>{head}<th aria-hidden='true'></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
         note = self.t(explain, n=c.n_kept, p=num(top_p, lang, 2), mass=num(100 * c.kept_mass, lang, 1))
-        return self.card(
-            "candidates-card", self.t(heading, t=t), table + f"<p class='explain'>{esc(note)}</p>", wide=True
-        )
+        note = f"<p class='explain candidates-note'>{esc(note)}</p>"
+        return self.card("candidates-card", self.t(heading, t=t), table + note, wide=True)
+
+
+def token_mark(word: str) -> str:
+    """A token as a box on one line of a table: its spaces drawn as faint dots in the text itself (a
+    lone space's box is then as tall as any other), newlines as ⏎, as in the text above."""
+    dots = esc(show_token(word)).replace(" ", "<span class='sp-dot' aria-hidden='true'>·</span>")
+    return f"<span class='tok'>{dots}</span>"
 
 
 class DataTable(Part):
