@@ -113,7 +113,7 @@ def test_a_step_back_and_the_same_token_again(browser, app_url):
     wait_t(page, 10)
     words = page.locator(".text .tok").all_inner_texts()
     drawn = page.locator("[data-testid=candidate-drawn] .tok").inner_text()
-    assert drawn == words[-1]
+    assert drawn.replace("·", " ") == words[-1]  # a space drawn as a dot in the table
     page.get_by_role("button", name="Paso atrás", exact=True).click()
     wait_t(page, 9)
     expect(page.locator("[data-testid=said]")).to_have_text(re.compile(r"t = 9\. .*truncate"))
