@@ -24,7 +24,7 @@ class ClockPlot(Part):
         self.layout = pn.Column(self.heading, sizing_mode="stretch_width", margin=0, visible=False)
 
     def make_figure(self):
-        f = position_figure(self.n, 200, grid="xy")
+        f = position_figure(self.n, 220, grid="xy")
         full = f.add_glyph(
             self.points, Scatter(x="pos", y="full_ms", marker="square", size=6, fill_color=GREY, line_color=GREY)
         )
@@ -32,7 +32,10 @@ class ClockPlot(Part):
             self.points, Scatter(x="pos", y="cached_ms", marker="circle", size=6, fill_color=GREEN, line_color=GREEN)
         )
         self.legend = [LegendItem(label="", renderers=[cached]), LegendItem(label="", renderers=[full])]
-        f.add_layout(Legend(items=self.legend, location="top_left", background_fill_alpha=0.85))
+        # above the frame, on one line: a point is never under it, wherever the clock puts it
+        legend = Legend(items=self.legend, orientation="horizontal", location="top_left", border_line_alpha=0)
+        legend.margin, legend.padding = 0, 4
+        f.add_layout(legend, "above")
         f.y_range.start = 0
         self.hover = HoverTool(renderers=[full, cached], tooltips="")
         f.add_tools(self.hover)
