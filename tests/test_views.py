@@ -298,3 +298,18 @@ def test_what_the_query_reads_and_the_proof_without_the_cache():
     assert "recomputed rows 1 to 12" in v.reads.proof.object
     v.table.layout.collapsed = False
     assert v.table.table.object.count("<th scope='row'>") == 8 and "layer 2, head 4" in v.table.table.object
+
+
+def test_the_grids_colours_say_what_its_note_says():
+    """Orange if positive, purple if negative (the grid's note, in every language): the mapper gives
+    its palette's first colour to -1, the last to +1, and the scale beside the note runs the same way."""
+    from app.figure.plots import colour_scale
+    from app.i18n import tr
+    from app.style import CELL_PALETTE
+
+    rgb = lambda c: tuple(int(c[i : i + 2], 16) for i in (1, 3, 5))
+    negative, positive = rgb(CELL_PALETTE[0]), rgb(CELL_PALETTE[-1])
+    assert negative[2] > negative[1] and positive[0] > positive[2]  # purple (blue over green), orange (red over blue)
+    v = create_view("?lang=es&t=5")
+    assert "naranja si es positivo y morado si es negativo" in v.grid.note.object
+    assert colour_scale(CELL_PALETTE, "−", "+", tr("es", "scale_cells")) in v.grid.note.object

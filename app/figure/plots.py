@@ -177,9 +177,10 @@ class CacheGrid(Part):
         self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
         cfg = self.ex.cfg
         shared = self.t("grid_shared", n=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
+        scale = colour_scale(CELL_PALETTE, "−", "+", self.t("scale_cells"))
         self.note.object = (
             f"<p class='legend-inline'>{esc(self.t('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
-            f"{esc(shared)} {esc(self.t('grid_note_block'))}</p>"
+            f"{esc(shared)} {esc(self.t('grid_note_block'))} {scale}</p>"
         )
         self.prefill.object = (
             f"<p class='legend-inline' data-testid='prefill'>{esc(self.t('grid_prefill', n=self.ex.n_prompt))}</p>"
@@ -297,6 +298,20 @@ class CacheGrid(Part):
             )
 
 
+READS_PALETTE = list(reversed(Blues9))  # the attention map: light (0.001) to dark blue (1)
+
+
+def colour_scale(palette: list[str], low: str, high: str, label: str) -> str:
+    """A figure's colour scale as a small bar between its two ends' labels, inline in its note (an
+    image for screen readers, named by `label`)."""
+    stops = ", ".join(palette)
+    return (
+        f"<span class='scale' role='img' aria-label='{esc(label)}'><span aria-hidden='true'>{esc(low)}</span>"
+        f"<span class='scale-bar' style='background: linear-gradient(to right, {stops})'></span>"
+        f"<span aria-hidden='true'>{esc(high)}</span></span>"
+    )
+
+
 class QueryReads(Part):
     """What the newest token's query reads: its attention weights over every cached position, one row
     per layer and head, under the grid's columns (log colour scale; exact values on hover). Without
@@ -317,7 +332,7 @@ class QueryReads(Part):
                 dw=self.n,
                 dh=len(self.rows),
                 color_mapper=LogColorMapper(
-                    palette=list(reversed(Blues9)),
+                    palette=READS_PALETTE,
                     low=1e-3,
                     high=1.0,
                     low_color=PALETTE["surface"],
@@ -340,7 +355,10 @@ class QueryReads(Part):
 
     def relabel(self):
         t, f = self.t, self.figure
-        self.heading.object = f"<h3>{esc(t('reads_title'))}</h3><p class='legend-inline'>{esc(t('reads_note'))}</p>"
+        scale = colour_scale(READS_PALETTE, num(0.001, self.lang, 3), "1", t("scale_reads"))
+        self.heading.object = (
+            f"<h3>{esc(t('reads_title'))}</h3><p class='legend-inline'>{esc(t('reads_note'))} {scale}</p>"
+        )
         f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("reads_y")
         f.yaxis.major_label_overrides = {
             i + 0.5: f"{layer + 1}·{head + 1}" for i, (layer, head) in enumerate(reversed(self.rows))

@@ -72,7 +72,7 @@ PALETTE = {
 }
 GREEN, GREY, INK = PALETTE["cache"], PALETTE["full"], PALETTE["ink"]
 HIGHLIGHT, ORANGE, BLUE, SKY, VERMILLION = (PALETTE[k] for k in ("highlight", "draft", "target", "sky", "cut"))
-CELL_PALETTE = list(reversed(PuOr11))  # the cache's numbers: orange positive, purple negative
+CELL_PALETTE = list(PuOr11)  # the cache's numbers, -1 to 1 (a mapper's low end first): purple negative, orange positive
 
 
 def palette_css(palette: dict = PALETTE, selector: str = ":root, :host, .kv-snap") -> str:
