@@ -66,8 +66,24 @@ class TokenText(Part):
             spans.append(line_break(toks, i))
         self.layout.object = (
             f"<p><span class='tpos'>{self.t('position', t=ex.t, n=self.n)}</span></p>"
-            f"<div class='text' lang='es'>{''.join(spans)}</div>"
+            f"<div class='text' lang='es'>{''.join(spans)}</div>{self.legend()}"
         )
+
+    def legend(self) -> str:
+        """What the boxes and marks mean, each beside an example box (hidden from screen readers,
+        which read the words; the text's own boxes carry titles)."""
+        examples = (
+            ("tok prompt", "La", "legend_prompt"),
+            ("tok", "una", "legend_sampled"),
+            ("tok", "<span class='sp-dot'>·</span>", "legend_space"),
+            ("tok nl", "⏎", "legend_newline"),
+            ("tok current", "esto", "legend_newest"),
+        )
+        items = (
+            f"<span class='item'><span class='{cls}' aria-hidden='true'>{box}</span> {esc(self.t(key))}</span>"
+            for cls, box, key in examples
+        )
+        return f"<p class='legend-inline tok-legend' data-testid='token-legend'>{' · '.join(items)}</p>"
 
 
 def token_html(s: str) -> str:
