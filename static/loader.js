@@ -497,9 +497,14 @@
       more.className = "kv-frame-more";
       more.textContent = "↓ " + TEXT.shell_frame_more;
       const link = document.createElement("a");
-      const full = new URL(window.location.href);
-      full.searchParams.delete("embed");
-      link.href = full.toString();
+      // the page alone, in the reader's current state (the live page keeps it on <body>: a11y.js)
+      const fullPage = () => {
+        const full = new URL(document.body.dataset.kvState || window.location.search, window.location.href);
+        full.searchParams.delete("embed");
+        link.href = full.toString();
+      };
+      fullPage();
+      for (const event of ["pointerdown", "focus", "mouseenter"]) link.addEventListener(event, fullPage);
       link.target = "_blank";
       link.rel = "noopener";
       link.textContent = TEXT.shell_frame_open + " ↗";

@@ -128,6 +128,10 @@ def test_a_host_without_script_gets_a_visible_scroll_and_a_link(site, browser, w
         href = link.get_attribute("href")
         assert link.get_attribute("target") == "_blank" and "embed" not in href and "lang=es" in href
         assert frame.evaluate("getComputedStyle(document.documentElement).overflowY") == "scroll"
+        frame.get_by_role("button", name="Avanzar", exact=True).click()  # the link follows the reader
+        frame.wait_for_function("(document.body.dataset.kvState || '').includes('t=3')")
+        link.hover()
+        assert "t=3" in link.get_attribute("href") and "embed" not in link.get_attribute("href")
         page.evaluate("window.scrollTo(0, 1400)")
         shot(page, f"embed-noscript-{width}")
         frame.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
