@@ -478,7 +478,7 @@
     new ResizeObserver(send).observe(main);
     send();
   }
-  const FRAME_ANSWER_MS = 1500; // how long a host's script may take to fit the frame
+  const FRAME_ANSWER_MS = 3000; // how long a host's script may take to fit the frame (a busy phone too)
 
   // In a frame of fixed height: a scroll bar that stays, and a line at the frame's bottom saying there
   // is more below (until the reader gets there) with a link that opens the page alone, in a new tab.
