@@ -97,6 +97,12 @@ class RawSession:
             if head.get("reqid") == msgid:
                 return head["msgtype"], body
 
+    def next_push(self, timeout: float | None = None) -> str:
+        """Wait for the server's next message of its own (a PATCH-DOC when the app changed the
+        document); its type. Messages it sent since the last reply wait on the socket: none is missed."""
+        header, _meta, _content = self._run(self._receive(), timeout)
+        return header["msgtype"]
+
     # -- what a hostile reader does ---------------------------------------------------------------
     def pull(self) -> dict:
         """The session's document, as the server sends it (plain JSON, nothing resolved)."""
