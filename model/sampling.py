@@ -30,10 +30,22 @@ def probabilities(logits, temperature: float = 1.0, top_k: int | None = None, to
         p = np.zeros_like(z)
         p[int(np.argmax(z))] = 1.0           # temperature 0: the favourite, always
         return p
-    z = z / temperature
+    p = softmax(z, temperature)
+    p = np.where(kept_by(p, top_k, top_p), p, 0.0)
+    return p / p.sum()
+
+
+def softmax(logits, temperature: float = 1.0) -> np.ndarray:
+    """logits (V,) -> the model's distribution at a temperature > 0 (V,), before any cut."""
+    z = finite_logits(logits) / temperature
     p = np.exp(z - z.max())
-    p /= p.sum()
-    order = np.argsort(-p, kind="stable")      # most likely first; ties by token id
+    return p / p.sum()
+
+
+def kept_by(p, top_k: int | None = None, top_p: float | None = None) -> np.ndarray:
+    """(V,) bool: the tokens of the distribution p that top-k and top-p keep, most likely first
+    (ties by token id)."""
+    order = np.argsort(-p, kind="stable")
     keep = np.ones(len(p), dtype=bool)
     if top_k is not None and top_k > 0:
         keep[order[top_k:]] = False
@@ -41,8 +53,7 @@ def probabilities(logits, temperature: float = 1.0, top_k: int | None = None, to
         cum = np.cumsum(p[order])
         n_keep = int(np.searchsorted(cum, top_p) + 1)  # smallest head with mass >= top_p
         keep[order[n_keep:]] = False
-    p = np.where(keep, p, 0.0)
-    return p / p.sum()
+    return keep
 
 
 @dataclass
@@ -59,10 +70,12 @@ class Candidates:
 def candidates(logits, temperature: float = 1.0, top_p: float | None = None, n: int | None = 8) -> Candidates:
     """The n likeliest tokens of logits (V,) (all of them if n is None) and top-p's cut, as `sample`
     would see them."""
-    z = finite_logits(logits) / max(temperature, 1e-12)
-    p = np.exp(z - z.max())
-    p /= p.sum()                                          # (V,) before top-p
-    kept = probabilities(logits, temperature, None, top_p) > 0
+    if temperature <= 0:
+        p = probabilities(logits, temperature)      # (V,) the favourite alone
+        kept = p > 0
+    else:
+        p = softmax(logits, temperature)            # (V,) before top-p
+        kept = kept_by(p, None, top_p)
     order = np.argsort(-p, kind="stable")[:n]          # the same order top-p cuts in
     return Candidates([(int(i), float(p[i]), bool(kept[i])) for i in order],
                       int(kept.sum()), float(p[kept].sum()))

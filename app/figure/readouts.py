@@ -98,14 +98,13 @@ class Readouts(Part):
     def card_clock(self) -> str:
         """This position's clock, both ways, next to the count; at the window's end, what it means."""
         ex, lang, t = self.ex, self.lang, self.ex.t
-        m = ex.clock()
+        m, count = ex.clock(), ex.cost_full[t - 1] / ex.cost_cached[t - 1]
         if m.clock is None:  # the same rows, waiting: the card keeps its height (nothing below jumps)
             key = "clock_prompt" if t <= ex.n_prompt else "clock_pending" if m.proof is not None else "clock_none"
-            count = num(ex.cost_full[t - 1] / ex.cost_cached[t - 1], lang)
-            body = self.both_ways("… ms", "… ms", esc(self.t("clock_ratio", x="…", n=count)), "clock")
+            body = self.both_ways("… ms", "… ms", esc(self.t("clock_ratio", x="…", n=num(count, lang))), "clock")
             body += f"<p class='explain clock-note' data-testid='clock-state'>{esc(self.t(key))}</p>"
         else:
-            c, count = m.clock, ex.cost_full[t - 1] / ex.cost_cached[t - 1]
+            c = m.clock
             body = self.both_ways(
                 f"{clock.ms_text(c.a_s, lang)} ms",
                 f"{clock.ms_text(c.b_s, lang)} ms",
@@ -149,12 +148,12 @@ class Readouts(Part):
             shown[-1] = next(r for r in ranked if r[1][0] == drawn)  # the sampled one, further down
         words = ex.gpt.tokenizer.token_strings([tok for _rank, (tok, _p, _kept) in shown])
         rows, most = [], c.top[0][1]  # the bars' scale: the likeliest token
+        cut = esc(self.t("candidates_cut"))
         for (rank, (tok, p, kept)), word in zip(shown, words):
             first_cut = not kept and rank == c.n_kept + 1
             cls = (
                 ["kept" if kept else "cut"] + (["first-cut"] if first_cut else []) + (["drawn"] if tok == drawn else [])
             )
-            cut = esc(self.t("candidates_cut"))
             said, title = (f"<span class='sr-only'>{cut}. </span>", f" title='{cut}'") if first_cut else ("", "")
             testid = " data-testid='candidate-drawn'" if tok == drawn else ""
             rank_text = f"{'▶ ' if tok == drawn else ''}{'… ' if rank > self.SHOWN else ''}{rank}"
