@@ -27,7 +27,7 @@ from .state import checkpoints
 from .state.explorer import PROMPT
 from .state.session import Session
 from .state.settings import Settings
-from .style import CSS
+from .style import CSS, theme_css
 
 UNORDERED = "changed outside session.dispatch"
 APP = str(Path(__file__).resolve().parent)
@@ -52,10 +52,12 @@ def create_view(query=None, gpt=None) -> Explorable:
 
 
 def use_page_template() -> None:
-    """Under Panel's server: the page it sends puts the app in a <main> landmark (app/page.html)."""
+    """Under Panel's server: the page it sends puts the app in a <main> landmark and declares the
+    palette, light and dark, once for the document (app/page.html)."""
     doc = pn.state.curdoc
     if intake.served(doc):
-        doc.template = (Path(__file__).with_name("page.html")).read_text(encoding="utf-8")
+        page = (Path(__file__).with_name("page.html")).read_text(encoding="utf-8")
+        doc.template = page.replace("/* kv-theme */", theme_css())
 
 
 def where_in_the_app() -> str:

@@ -30,7 +30,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.session = session
         use_accessible_design()
         session.dispatch = pn.io.unlocked  # redraws reach the browser from any callback
-        self.a11y = A11y(height=0, margin=0, sizing_mode="stretch_width")
+        self.a11y = A11y(theme=session.settings.theme, height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
         self.controls, self.error = Controls(session, self.a11y), ErrorBox(session)

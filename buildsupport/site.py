@@ -231,12 +231,12 @@ def add_static(site: Site, name: str) -> str:
 
 
 def add_shell_css(site: Site) -> str:
-    """The shell's stylesheet, after the palette's roles it reads (--kv-*, from app/style: one
-    palette for the app and its shell)."""
-    from app.style import palette_css
+    """The shell's stylesheet, after the palette's roles, light and dark (--kv-*, from app/style: one
+    palette for the app and its shell, declared once for the document; the app's shadow roots inherit it)."""
+    from app.style import theme_css
 
     return site.add_hashed(
-        "assets", "style.css", (palette_css() + (STATIC / "style.css").read_text(encoding="utf-8")).encode()
+        "assets", "style.css", (theme_css() + (STATIC / "style.css").read_text(encoding="utf-8")).encode()
     )
 
 

@@ -29,6 +29,19 @@
   const lang = query.lang;
   document.documentElement.lang = lang;
   document.documentElement.classList.toggle("kv-embed", query.embed);
+  // Light or dark from the first paint (app/style theme_css): theme=light|dark fixes it, auto follows
+  // the reader's system. A course page whose palette is a toggle can also say it live, without a
+  // reload: postMessage({type: "kv-explorable:theme", theme: "dark"}) to the frame (docs/embedding.md).
+  const useTheme = (theme) => {
+    if (theme === "light" || theme === "dark") document.documentElement.dataset.kvTheme = theme;
+    else if (theme === "auto") delete document.documentElement.dataset.kvTheme;
+  };
+  useTheme(query.theme);
+  addEventListener("message", (event) => {
+    if (event.source === window.parent && event.data && event.data.type === "kv-explorable:theme") {
+      useTheme(event.data.theme);
+    }
+  });
 
   // The shell's texts come from the app's catalogs (app/i18n/LANG.po, the keys shell_*): the build puts
   // every language's into the configuration. A text a language lacks reads the default language's.

@@ -6,6 +6,9 @@
   snippet (tests/hosting.py), at 360 and 1280 px, once the explorable is live;
 - docs/phone-es.png, docs/phone-en.png, docs/phone-pt.png: the page alone at 360 px, at t = 64
   without the cache, with every section open;
+- docs/dark-laptop.png, docs/dark-phone.png: the same on a dark system (1280 x 1560; 360 x 2400, the
+  figure and its readouts); docs/embed-dark-1280.png: a dark course page that tells the frame its
+  palette (docs/embedding.md, "Light and dark");
 - docs/screenshot.png: the page alone on a laptop (1280 x 1560: the figure, the bars, the
   readouts), at t = 64 after the switch to "Sin caché" and back, the grey ramp and the green
   strip both drawn.
@@ -19,7 +22,7 @@ import shutil
 import subprocess
 import sys
 
-from tests.browser import ROOT, chromium, open_all_sections, open_page, serve, wait_ready, wait_t
+from tests.browser import ROOT, chromium, new_context, open_all_sections, open_page, serve, wait_ready, wait_t
 from tests.hosting import course_page, explorable
 from tests.site_fixtures import site_self_contained
 
@@ -36,17 +39,25 @@ def small(path) -> None:
     print(f"{path.relative_to(ROOT)}: {path.stat().st_size / 1024:.0f} kB", flush=True)
 
 
-def shoot_course_page(browser, site, width: int, height: int) -> None:
+DARK_HOST = "body { background: #1e2129; color: #e2e4e9; }"  # a dark course page (MkDocs Material's slate)
+TELL = "(t) => document.querySelector('iframe.kv-explorable').contentWindow.postMessage({type: 'kv-explorable:theme', theme: t}, '*')"
+
+
+def shoot_course_page(browser, site, width: int, height: int, dark: bool = False) -> None:
     with course_page(site, "?lang=es&embed=1") as url:
         page, _ = open_page(browser, url, width=width, height=height)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        if dark:
+            page.add_style_tag(content=DARK_HOST)
+            page.evaluate(TELL, "dark")
+            frame.wait_for_function("document.documentElement.dataset.kvTheme === 'dark'")
         content = frame.evaluate("Math.ceil(document.getElementById('kv-main').getBoundingClientRect().bottom)")
         page.wait_for_function(
             "(h) => Math.abs(document.querySelector('iframe.kv-explorable').getBoundingClientRect().height - h) <= 40",
             arg=content,
         )
-        out = DOCS / f"embed-{width}.png"
+        out = DOCS / f"embed-{'dark-' if dark else ''}{width}.png"
         # the whole course page in one viewport: a full-page screenshot leaves a cross-origin frame blank
         page.set_viewport_size({"width": width, "height": page.evaluate("document.documentElement.scrollHeight")})
         page.wait_for_function(
@@ -54,6 +65,8 @@ def shoot_course_page(browser, site, width: int, height: int) -> None:
             arg=content,
         )
         frame.wait_for_function("document.fonts.status === 'loaded'")
+        for _ in range(3):  # the frame's compositor paints what the taller viewport shows: a few frames
+            frame.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
         page.screenshot(path=str(out))
         page.context.close()
         small(out)
@@ -71,8 +84,9 @@ def shoot_language(browser, base: str, lang: str) -> None:
     small(out)
 
 
-def shoot_laptop(browser, base: str) -> None:
-    page, _ = open_page(browser, f"{base}index.html?lang=es&t=64", width=1280, height=1560)
+def shoot_laptop(browser, base: str, dark: bool = False) -> None:
+    context = new_context(browser, 1280, 1560, color_scheme="dark" if dark else "light")
+    page, _ = open_page(browser, f"{base}index.html?lang=es&t=64", context=context)
     wait_ready(page)
     wait_t(page, 64)
     page.get_by_role("button", name="Sin caché").click()
@@ -80,7 +94,19 @@ def shoot_laptop(browser, base: str) -> None:
     page.get_by_role("button", name="Con caché").click()
     page.wait_for_function("!(document.body.dataset.kvState || '').includes('mode=full')")
     page.wait_for_function("document.fonts.status === 'loaded'")
-    out = DOCS / "screenshot.png"
+    out = DOCS / ("dark-laptop.png" if dark else "screenshot.png")
+    page.screenshot(path=str(out))
+    page.context.close()
+    small(out)
+
+
+def shoot_dark_phone(browser, base: str) -> None:
+    context = new_context(browser, 360, 2400, color_scheme="dark")
+    page, _ = open_page(browser, f"{base}index.html?lang=es&t=40", context=context)
+    wait_ready(page)
+    wait_t(page, 40)
+    page.wait_for_function("document.fonts.status === 'loaded'")
+    out = DOCS / "dark-phone.png"
     page.screenshot(path=str(out))
     page.context.close()
     small(out)
@@ -91,8 +117,11 @@ def main() -> int:
     with chromium() as browser:
         shoot_course_page(browser, site, 360, 740)
         shoot_course_page(browser, site, 1280, 800)
+        shoot_course_page(browser, site, 1280, 800, dark=True)
         with serve(site) as base:
             shoot_laptop(browser, base)
+            shoot_laptop(browser, base, dark=True)
+            shoot_dark_phone(browser, base)
             for lang in ("es", "en", "pt"):
                 shoot_language(browser, base, lang)
     return 0

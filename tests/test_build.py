@@ -76,6 +76,15 @@ def test_layout_self_contained(site):
     assert list((site / "assets" / "js").glob("bokeh.*.min.js.gz"))
 
 
+def test_the_shell_declares_the_palette_light_and_dark(site):
+    """The page's one declaration of the palette (app/style theme_css): the app's shadow roots inherit it."""
+    from app.style import theme_css
+
+    (css,) = (site / "assets").glob("style.*.css")
+    assert css.read_text(encoding="utf-8").startswith(theme_css())
+    assert css.name in (site / "index.html").read_text(encoding="utf-8")
+
+
 def test_pyodide_version_is_panels_pin(site):
     from panel.io.convert import PYODIDE_VERSION
 

@@ -4,6 +4,9 @@
 region.textContent = data.message;
 // @script lang
 document.documentElement.lang = data.lang;
+// @script theme
+// The URL's theme (the static site's shell has set it already; a host may change it later, live)
+if (data.theme === 'light' || data.theme === 'dark') document.documentElement.dataset.kvTheme = data.theme;
 // @script page_state
 const get = (k) => data.page_state instanceof Map ? data.page_state.get(k) : (data.page_state || {})[k];
 if (get('query') !== undefined) document.body.dataset.kvState = get('query');
@@ -17,6 +20,7 @@ requestAnimationFrame(() => { data.shown = beat; });
 // @script render
 self.page_state();
 self.lang();
+self.theme();
 self.keep_focus();
 self.watch_roots();
 region.textContent = data.message;

@@ -39,6 +39,9 @@ class A11y(ReactiveHTML):
     command = param.String(default="", doc="Last keyboard command, as 'name:time:random'.")
     reduced_motion = param.Boolean(default=False, doc="The reader prefers reduced motion.")
     lang = param.String(default="es", doc="The page's language, on <html lang> (screen readers' voice).")
+    theme = param.Selector(
+        default="auto", objects=["auto", "light", "dark"], doc="The URL's theme, on <html data-kv-theme> (app/style)."
+    )
     page_state = param.Dict(
         default={},
         doc="query: the URL query of the current state (a reload keeps it); "

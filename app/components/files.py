@@ -25,10 +25,9 @@ def template(name: str) -> str:
 
 
 def stylesheet(name: str) -> str:
-    """A component's stylesheet, after the palette's roles (--kv-*: app/style), which it reads."""
-    from ..style import palette_css
-
-    return palette_css() + read(f"{name}.css")
+    """A component's stylesheet. It reads the palette's roles (--kv-*), which its shadow root
+    inherits from the document (app/style theme_css)."""
+    return read(f"{name}.css")
 
 
 def scripts(name: str) -> dict[str, str]:

@@ -102,7 +102,7 @@ def _grid(view, grid_url: str) -> str:
         )
     xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
     return (
-        f"<div class='fig' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
+        f"<div class='fig kv-canvas' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
         f"<div class='plot'>{mark}{''.join(bands)}{xticks}</div></div>"
         f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
     )
@@ -127,7 +127,7 @@ def _reads(view) -> str:
         )
     return (
         view.reads.heading.object
-        + f"<div class='fig' style='margin-left:70px;display:block'>{''.join(rows)}</div>"
+        + f"<div class='fig kv-canvas' style='margin-left:70px;display:block'>{''.join(rows)}</div>"
         + view.reads.proof.object
     )
 
@@ -147,7 +147,7 @@ def _bar_plot(view, top: float, height: int, kinds, legend: str, ylabel: str) ->
     )
     xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
     return (
-        f"<div class='fig' style='height:{height}px;margin-top:8px'><div class='ylab'>{yt}"
+        f"<div class='fig kv-canvas' style='height:{height}px;margin-top:8px'><div class='ylab'>{yt}"
         f"<span class='yaxis'>{html.escape(ylabel)}</span></div>"
         f"<div class='plot'>{lines}{bars}{legend}{xticks}</div></div>"
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, Rect
 
 from ..figure.parts import esc, scroll_region
-from ..style import PALETTE, position_figure, show_token
+from ..style import PALETTE, canvas_look, position_figure, show_token
 
 
 def token_text(vocab, ids) -> str:
@@ -64,6 +64,7 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
         visible=False,
         **kw,
     )
+    canvas_look(f)
     f.xaxis.ticker = FixedTicker(ticks=list(ticks))
     f.y_range.start = 0
     series = {}

@@ -1,6 +1,6 @@
 """What a reader (or a course page's URL) can set: one `param` object, no Panel.
 
-    ?lang=en&mode=full&t=40&seed=3&speed=8&top_p=0.8&embed=1
+    ?lang=en&mode=full&t=40&seed=3&speed=8&top_p=0.8&embed=1&theme=dark
 
 The parameters carry their own bounds, so the URL parser, the page's widgets
 (`Widget.from_param`) and the share link all read them from here, and no range is
@@ -27,6 +27,7 @@ from ..i18n import DEFAULT_LANG, LANGS
 
 CACHE, FULL = "cache", "full"
 MODES = (CACHE, FULL)
+THEMES = ("auto", "light", "dark")  # theme=: auto follows the reader's system (prefers-color-scheme)
 ALIASES = {"mode": {"con": CACHE, "sin": FULL, "nocache": FULL, "no-cache": FULL}}
 TRUE, FALSE = ("1", "true", "yes", "si", "sí"), ("0", "false", "no")
 MAX_DIGITS = 40  # a longer number is not a seed or a position: refused before int() sees it
@@ -43,6 +44,11 @@ class Settings(param.Parameterized):
     top_p = param.Number(default=0.9, bounds=(0.05, 1.0), step=0.05, doc="Top-p of the sampler.")
     speed = param.Integer(default=4, bounds=(1, 20), doc="Tokens per second when animating.")
     embed = param.Boolean(default=False, doc="No title or introduction: the course page has its own.")
+    theme = param.Selector(
+        default="auto",
+        objects=list(THEMES),
+        doc="Light or dark; auto follows the reader's system (a course page whose palette is a toggle says which).",
+    )
     kv_heads = param.Selector(
         default=4, objects=list(KV_HEADS_CHECKPOINTS), doc="Key/value heads: 4 is the lesson's model."
     )
@@ -50,7 +56,7 @@ class Settings(param.Parameterized):
         default="float64", objects=list(CACHE_FORMATS), doc="How the cache stores its numbers: float64 is the lesson's."
     )
 
-    URL_KEYS = ("lang", "mode", "t", "seed", "top_p", "speed", "embed", "kv_heads", "precision")
+    URL_KEYS = ("lang", "mode", "t", "seed", "top_p", "speed", "embed", "theme", "kv_heads", "precision")
 
     def __init__(self, n_ctx: int = 64, n_prompt: int = 2, **params):
         super().__init__(**params)
@@ -67,6 +73,8 @@ class Settings(param.Parameterized):
             parts += [f"kv_heads={self.kv_heads}", f"precision={self.precision}"]
         if self.embed:
             parts.append("embed=1")
+        if self.theme != "auto":
+            parts.append(f"theme={self.theme}")
         return "?" + "&".join(parts)
 
     def url_rules(self) -> dict:

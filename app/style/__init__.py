@@ -1,10 +1,19 @@
-"""The explorable's look in one place: the palette by role, the stylesheet, and what every figure shares.
+"""The explorable's look in one place: the palette by role, light and dark, the stylesheet, and what every figure shares.
 
 Colours are colour-blind safe (Okabe-Ito) and always come with a pattern or a label. Every colour
-of the page is a role of PALETTE, defined once here: the figures read PALETTE (and the names below),
-every stylesheet reads the same roles as CSS custom properties, `var(--kv-<role>)`, which
-`palette_css()` writes from PALETTE (into CSS, the styles every pane carries, and into the page's
-shell at build time). A stylesheet never writes a colour by value (tests/test_structure.py).
+of the page is a role of PALETTE (light) and of DARK (the same roles on a dark page), defined once
+here: the figures read PALETTE (and the names below), every stylesheet reads the same roles as CSS
+custom properties, `var(--kv-<role>)`, which `theme_css()` writes once for the whole document (the
+page's shell at build time, the page Panel's server sends): light by default, dark when the reader's
+system prefers it (`prefers-color-scheme`) or the URL says `theme=dark`, light again for
+`theme=light` (`<html data-kv-theme>`). The components' shadow roots inherit them; a stylesheet
+never writes a colour by value (tests/test_structure.py).
+
+The figures are drawn on canvases, in PALETTE's colours, on a transparent background. On a dark page
+every canvas (and what stands for one in HTML: a colour scale, the preview's figures) is shown
+through CANVAS_FILTER, which turns its lightness over and keeps its hues: white is the page's dark,
+ink is light, the cache's green stays green, a colour scale runs from dark (nothing) to bright
+(much). One drawing, two looks, nothing recoloured in Python.
 """
 
 from __future__ import annotations
@@ -68,21 +77,103 @@ PALETTE = {
     "line": "#cfcfcf",  # outlines of empty cells, the grey ramp's hatch
     "mid": "#bdbdbd",  # a token box, the prompt's slots
     "untested": "#9a9a9a",  # a cell's outline, an untested token
+    "input-line": "#bbbbbd",  # a field's border (Bokeh's own)
     "scroll-shadow": "#00000047",  # the shade at the edge of a box that scrolls sideways: there is more
 }
+DARK = {
+    "cache": "#009E73",
+    "cache-text": "#4fd1a5",
+    "cache-deep": "#8fe0c4",
+    "cache-soft": "#143a2f",
+    "full": "#8f8f8f",
+    "full-text": "#b8b8b8",
+    "ink": "#f2f2f2",
+    "text": "#dedede",
+    "text-soft": "#cfcfcf",
+    "muted": "#ababab",
+    "faint": "#858585",
+    "highlight": "#4a4200",
+    "highlight-soft": "#3b3712",
+    "draft": "#E69F00",
+    "draft-deep": "#f2bd55",
+    "draft-soft": "#3d2f0f",
+    "target": "#4da3db",
+    "target-deep": "#a4d3f2",
+    "target-soft": "#15293a",
+    "sky": "#56B4E9",
+    "cut": "#f0813a",
+    "cut-soft": "#3f2216",
+    "focus": "#7ab8f7",
+    "focus-soft": "#18293f",
+    "error": "#ff7a8a",
+    "error-soft": "#3b171c",
+    "danger": "#f08c96",
+    "danger-deep": "#f7b7bd",
+    "warn": "#e3ad4f",
+    "warn-deep": "#f2cc8c",
+    "warn-soft": "#33290f",
+    "notice": "#d9aa22",
+    "notice-soft": "#2f2a12",
+    "surface": "#1b1d23",
+    "surface-2": "#272a32",
+    "button": "#2b2f38",
+    "button-hover": "#363b46",
+    "button-line": "#5d6572",
+    "button-line-hover": "#8d96a3",
+    "border": "#4a4f5a",
+    "rule": "#3d414a",
+    "rule-soft": "#32363e",
+    "grid-empty": "#2c2f36",
+    "line": "#4d515a",
+    "mid": "#60656f",
+    "untested": "#7d828b",
+    "input-line": "#6d7480",
+    "scroll-shadow": "#000000b3",
+}
+CANVAS_FILTER = "invert(1) hue-rotate(180deg)"  # a canvas on a dark page: lightness turned over, hues kept
 GREEN, GREY, INK = PALETTE["cache"], PALETTE["full"], PALETTE["ink"]
 HIGHLIGHT, ORANGE, BLUE, SKY, VERMILLION = (PALETTE[k] for k in ("highlight", "draft", "target", "sky", "cut"))
 CELL_PALETTE = list(PuOr11)  # the cache's numbers, -1 to 1 (a mapper's low end first): purple negative, orange positive
 
 
-def palette_css(palette: dict = PALETTE, selector: str = ":root, :host, .kv-snap") -> str:
+def palette_css(palette: dict = PALETTE, selector: str = ":root", extra: str = "") -> str:
     """The palette as CSS custom properties, --kv-<role>, on `selector`."""
-    return f"{selector} {{ " + " ".join(f"--kv-{role}: {color};" for role, color in palette.items()) + " }\n"
+    return f"{selector} {{ " + " ".join(f"--kv-{role}: {color};" for role, color in palette.items()) + extra + " }\n"
 
 
-CSS = palette_css() + (HERE / "style.css").read_text(encoding="utf-8")
-MODE_SWITCH_CSS = palette_css() + (HERE / "mode_switch.css").read_text(encoding="utf-8")
-BAR_CSS = palette_css() + (HERE / "bar.css").read_text(encoding="utf-8")
+def theme_css() -> str:
+    """The document's palette: light, dark by the reader's system unless the URL said light, dark
+    when the URL said so (<html data-kv-theme>). Written once per page (the shell's stylesheet, the
+    served page's head); every shadow root inherits it."""
+    light = " color-scheme: light; --kv-canvas-filter: none;"
+    dark = f" color-scheme: dark; --kv-canvas-filter: {CANVAS_FILTER};"
+    return (
+        palette_css(PALETTE, ":root", light)
+        + "@media (prefers-color-scheme: dark) { "
+        + palette_css(DARK, ":root:not([data-kv-theme=light])", dark)
+        + "}\n"
+        + palette_css(DARK, ":root[data-kv-theme=dark]", dark)
+    )
+
+
+# What stands for a canvas in HTML (a colour scale, the preview's figures) is drawn in the light
+# palette and shown through the same filter as the canvases, so its colours are theirs.
+CANVAS_LIKE_CSS = palette_css(PALETTE, ".scale-bar, .kv-canvas", " filter: var(--kv-canvas-filter, none);")
+# every figure's own stylesheet (Bokeh's `stylesheets`, in its shadow root)
+CANVAS_CSS = ":host { filter: var(--kv-canvas-filter, none); }"
+
+CSS = CANVAS_LIKE_CSS + (HERE / "style.css").read_text(encoding="utf-8")
+MODE_SWITCH_CSS = (HERE / "mode_switch.css").read_text(encoding="utf-8")
+BAR_CSS = (HERE / "bar.css").read_text(encoding="utf-8")
+
+
+def canvas_look(f):
+    """A figure's canvas as the theme wants it: transparent (the page's surface shows), shown through
+    the theme's filter. -> the figure."""
+    f.background_fill_color = None
+    f.border_fill_color = None
+    f.stylesheets = [*f.stylesheets, CANVAS_CSS]
+    return f
 
 
 def ticks(n_ctx: int) -> list[int]:
@@ -113,6 +204,7 @@ def position_figure(n_ctx: int, height: int, y_range=None, grid: str = "", **kw)
         outline_line_color=None,
         **kw,
     )
+    canvas_look(f)
     xaxis, yaxis = LinearAxis(ticker=FixedTicker(ticks=ticks(n_ctx))), LinearAxis()
     f.add_layout(xaxis, "below")
     f.add_layout(yaxis, "left")

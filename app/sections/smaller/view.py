@@ -17,7 +17,7 @@ from bokeh.models import ColumnDataSource, FactorRange, HoverTool
 from ...figure.parts import esc, linked, off_the_loop
 from ...i18n import num, sci, size
 from ...state import checkpoints
-from ...style import GREEN, PALETTE
+from ...style import GREEN, PALETTE, canvas_look
 from ..base import Section
 from . import logic as smaller
 
@@ -65,6 +65,7 @@ class SmallerSection(Section):
             tools="",
             min_border_left=60,
         )
+        canvas_look(f)
         bars = f.vbar(
             x="x", top="kib", width=0.8, source=self.source, fill_color=GREEN, line_color=PALETTE["cache-deep"]
         )
