@@ -37,9 +37,16 @@
     else if (theme === "auto") delete document.documentElement.dataset.kvTheme;
   };
   useTheme(query.theme);
+  // A frame that takes its content's height never scrolls itself: the course page scrolls. Its script
+  // says where the frame's top is in its window ({type: "kv-explorable:view", top}, on every scroll),
+  // and the figure's control bar sticks that far down the frame, at the top of what the reader sees,
+  // while the figure is in view (app/style/bar.css, --kv-host-top).
   addEventListener("message", (event) => {
-    if (event.source === window.parent && event.data && event.data.type === "kv-explorable:theme") {
-      useTheme(event.data.theme);
+    if (event.source !== window.parent || !event.data) return;
+    if (event.data.type === "kv-explorable:theme") useTheme(event.data.theme);
+    if (event.data.type === "kv-explorable:view" && Number.isFinite(event.data.top)) {
+      const inside = Math.max(0, Math.round(-event.data.top));
+      document.documentElement.style.setProperty("--kv-host-top", inside + "px");
     }
   });
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from app.sections import SECTIONS
-from tests.browser import ROOT, chromium_missing, foreign, open_all_sections, open_page, overflow, shot
+from tests.browser import OUT, ROOT, chromium_missing, foreign, open_all_sections, open_page, overflow, shot, wait_t
 from tests.hosting import SRC_BASE, course_page, explorable, snippet
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
@@ -144,3 +144,41 @@ def test_a_host_without_script_gets_a_visible_scroll_and_a_link(site, browser, w
         )
         top = frame.evaluate("document.getElementById('kv-frame-cue').getBoundingClientRect().top")
         assert last <= top + 1, (last, top)
+
+
+STEP = {"es": "Avanzar", "en": "Step", "pt": "Avançar"}
+
+
+@pytest.mark.parametrize("width, lang", [(320, "es"), (360, "en"), (390, "pt"), (1280, "es")])
+def test_the_bar_stays_in_view_in_a_fitted_frame(site, browser, width, lang):
+    """A frame as tall as its content never scrolls: the course page does, and its script tells the
+    page where the screen begins. With the bars at the bottom of the course page's screen, the step
+    button is on screen above them and a click there (no scrolling) steps."""
+    height = 800 if width > 1000 else 740
+    with course_page(site, f"?lang={lang}&embed=1&t=20") as url:
+        page, _ = open_page(browser, url, width=width, height=height)
+        frame = explorable(page)
+        frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        wait_t(frame, 20)
+        frame.wait_for_function("document.documentElement.dataset.frame === 'fitted'", timeout=30000)
+        bars = frame.locator(".kv-bars").first.bounding_box()  # in the course page's screen
+        page.evaluate("(dy) => window.scrollBy(0, dy)", bars["y"] + bars["height"] - height + 4)
+        scrolled = page.evaluate("window.scrollY")
+        assert scrolled > 0
+        frame.wait_for_function(
+            "parseInt(document.documentElement.style.getPropertyValue('--kv-host-top')) > 0", timeout=10000
+        )
+        bars = frame.locator(".kv-bars").first.bounding_box()
+        assert bars["y"] + bars["height"] <= height + 1 and bars["y"] >= 0, bars
+        step = frame.get_by_role("button", name=STEP[lang], exact=True)
+        box = step.bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= height, box  # the thumb's button, on screen
+        bar = frame.locator(".kv-bar").first.bounding_box()
+        assert bar["y"] + bar["height"] <= bars["y"] + 1, (bar, bars)  # hiding none of the bars
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        wait_t(frame, 21)
+        assert page.evaluate("window.scrollY") == scrolled  # nothing had to scroll
+        OUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUT / f"embedded-bar-{lang}-{width}.png"))  # what the reader sees
+        page.evaluate("window.scrollTo(0, 0)")  # back at the top: the bar in its own place
+        frame.wait_for_function("document.documentElement.style.getPropertyValue('--kv-host-top') === '0px'")
