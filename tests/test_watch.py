@@ -100,3 +100,31 @@ def test_the_animation_waits_for_the_page(monkeypatch):
     assert done == [1, 2, 3]
     c.a11y.shown = 3  # a late answer does not run anything twice
     assert done == [1, 2, 3]
+
+
+def test_a_fast_animation_times_a_position_when_it_stops():
+    """The clock after a step takes about as long as five full passes: at a speed whose period leaves
+    no time for it, the animation goes on without it (so it keeps the speed it says), the card says
+    the position waits, and the position is timed once the animation stops. At a slow speed every
+    position is timed as before."""
+    import time
+
+    v = create_view("?lang=es&t=40&speed=20")  # a period of 50 ms
+    c, ex = v.controls, v.ex
+    c.clock_cost = 0.120  # the last clock took 120 ms: no room in 50
+    c.do("play")
+    c.animation._starts = [time.perf_counter()]  # the tick that stepped started now
+    c.step()  # its clock is deferred (here: at once) and waits
+    assert ex.t == 41 and ex.clock().clock is None and ex.clock().waited
+    card = v.readouts.card_clock()
+    assert "a esta velocidad no da tiempo" in card and "… ms" in card
+    c.do("play")  # Pausa: the waiting position is timed now
+    assert not c.animation.running
+    assert ex.clock().clock is not None and "a esta velocidad" not in v.readouts.card_clock()
+
+    slow = create_view("?lang=es&t=40&speed=1").controls  # a period of 1 s: room for it
+    slow.clock_cost = 0.120
+    slow.do("play")
+    slow.animation._starts = [time.perf_counter()]
+    slow.step()
+    assert slow.ex.clock().clock is not None and not slow.ex.clock().waited

@@ -3,6 +3,8 @@ the live region), and the advanced settings (language, seed, top-p, the link to 
 
 from __future__ import annotations
 
+import time
+
 import panel as pn
 
 from ..components.widgets import Disclosure, RangeInput
@@ -27,6 +29,7 @@ class Controls(Part):
         self.animation = Animation(self.tick, self.period, after=self.when_shown)
         self.said = ("", "")  # what the status line says, and its kind
         self.waiting = None  # (beat, fn): the animation waits for the page to draw a step
+        self.clock_cost = 0.0  # seconds the last clock measurement took (the next one's estimate)
         super().__init__(session, **params)
 
     def build(self):
@@ -159,7 +162,7 @@ class Controls(Part):
     def step(self):
         if not self.session.step():  # the error: the animation stops there
             self.set_playing(False)
-        defer(self.session.measure_clock)  # the clock, once the step is on the page
+        defer(self.clock_after_step)  # the clock, once the step is on the page
         ex = self.ex
         if ex.error:
             self.say(*self.state_said())
@@ -167,6 +170,19 @@ class Controls(Part):
             self.say(f"{self.step_said()} {self.window_full()}", "full", line=self.window_full())
         else:
             self.say(self.step_said())
+
+    def clock_after_step(self):
+        """The step's clock (interleaved samples of both ways: at t = 64 about as long as five full
+        passes), unless an animation has no time left for it in this step's period (it takes about as
+        long as the last one did): then the position waits, its card says so, and it is timed when the
+        animation stops. So Animar keeps the speed its slider says, as far as the steps themselves
+        allow (and says when they do not: note_rate)."""
+        if not self.animation.time_left(self.clock_cost):
+            self.session.clock_waits()
+            return
+        start = time.perf_counter()
+        if self.session.measure_clock():
+            self.clock_cost = time.perf_counter() - start
 
     def back(self):
         """One step back (the animation stops first): the cache is sliced, and the bar says so."""
@@ -247,6 +263,8 @@ class Controls(Part):
             return
         self.play_button.name = self.t("pause") if playing else self.t("play")
         if self.animation.run(playing):
+            if not playing:
+                defer(self.session.measure_clock)  # a position the animation had no time to time
             if playing:
                 self.speed_note.object = ""
                 self.say(self.t("live_play"))

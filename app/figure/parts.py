@@ -191,6 +191,12 @@ class Animation:
         left = self._starts[-1] + self.period() / 1000 - time.perf_counter()
         later(max(0, round(left * 1000)), lambda: self._fire(run))
 
+    def time_left(self, seconds: float) -> bool:
+        """Whether the current tick's period still has `seconds` left, counted from its start."""
+        if not self.running or not self._starts:
+            return True
+        return self._starts[-1] + self.period() / 1000 - time.perf_counter() >= seconds
+
     def rate(self) -> float | None:
         """Steps per second over the last few ticks of this run (None before there are enough)."""
         if len(self._starts) < 4:

@@ -100,7 +100,15 @@ class Readouts(Part):
         ex, lang, t = self.ex, self.lang, self.ex.t
         m, count = ex.clock(), ex.cost_full[t - 1] / ex.cost_cached[t - 1]
         if m.clock is None:  # the same rows, waiting: the card keeps its height (nothing below jumps)
-            key = "clock_prompt" if t <= ex.n_prompt else "clock_pending" if m.proof is not None else "clock_none"
+            key = (
+                "clock_prompt"
+                if t <= ex.n_prompt
+                else "clock_waits"
+                if m.waited
+                else "clock_pending"
+                if m.proof is not None
+                else "clock_none"
+            )
             body = self.both_ways("… ms", "… ms", esc(self.t("clock_ratio", x="…", n=num(count, lang))), "clock")
             body += f"<p class='explain clock-note' data-testid='clock-state'>{esc(self.t(key))}</p>"
         else:

@@ -55,6 +55,7 @@ class Measure:
     proof: float | None = None  # max |cached logits - full-pass logits|
     clock: Comparison | None = None  # avanzar on the cache of t-1 positions vs the full pass over t
     recomputed: float | None = None  # max |K, V the full pass recomputed - the cached ones|, positions 1..t-1
+    waited: bool = False  # an animation had no time to time it: timed when the animation stops
 
     @property
     def cached_s(self) -> float | None:

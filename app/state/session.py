@@ -59,9 +59,20 @@ class Session(param.Parameterized):
         self._changed()
         return "sliced" if self.ex.epoch == epoch else "reread"
 
-    def measure_clock(self) -> None:
-        """Time the current position (the page calls this once it has shown the step)."""
+    def measure_clock(self) -> bool:
+        """Time the current position (the page calls this once it has shown the step); whether it did."""
         if self.ex.measure_clock():
+            with self.dispatch():
+                self.clock += 1
+            return True
+        return False
+
+    def clock_waits(self) -> None:
+        """An animation has no time to time the current position: its card says so, and the position is
+        timed when the animation stops (measure_clock)."""
+        m = self.ex.measures.get(self.ex.t)
+        if m is not None and m.clock is None and not m.waited:
+            m.waited = True
             with self.dispatch():
                 self.clock += 1
 
