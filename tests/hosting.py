@@ -50,6 +50,15 @@ def course_page(site: Path, query: str, script: bool = True):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def tell_theme(page, theme: str) -> None:
+    """What a course page whose palette is a toggle posts to the frame (docs/embedding.md, "Light and dark")."""
+    page.evaluate(
+        "(theme) => document.querySelector('iframe.kv-explorable').contentWindow"
+        ".postMessage({type: 'kv-explorable:theme', theme}, '*')",
+        theme,
+    )
+
+
 def explorable(page):
     """The frame of the explorable (cross-origin: Playwright reaches into it)."""
     return page.wait_for_selector("iframe.kv-explorable").content_frame()

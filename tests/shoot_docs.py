@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 from tests.browser import ROOT, chromium, new_context, open_all_sections, open_page, serve, wait_ready, wait_t
-from tests.hosting import course_page, explorable
+from tests.hosting import course_page, explorable, tell_theme
 from tests.site_fixtures import site_self_contained
 
 DOCS = ROOT / "docs"
@@ -40,7 +40,6 @@ def small(path) -> None:
 
 
 DARK_HOST = "body { background: #1e2129; color: #e2e4e9; }"  # a dark course page (MkDocs Material's slate)
-TELL = "(t) => document.querySelector('iframe.kv-explorable').contentWindow.postMessage({type: 'kv-explorable:theme', theme: t}, '*')"
 
 
 def shoot_course_page(browser, site, width: int, height: int, dark: bool = False) -> None:
@@ -50,7 +49,7 @@ def shoot_course_page(browser, site, width: int, height: int, dark: bool = False
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
         if dark:
             page.add_style_tag(content=DARK_HOST)
-            page.evaluate(TELL, "dark")
+            tell_theme(page, "dark")
             frame.wait_for_function("document.documentElement.dataset.kvTheme === 'dark'")
         content = frame.evaluate("Math.ceil(document.getElementById('kv-main').getBoundingClientRect().bottom)")
         page.wait_for_function(

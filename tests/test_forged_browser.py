@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -111,6 +112,7 @@ def attack(url: str, report: dict) -> None:
     reader's click: the session still answers."""
     with RawSession(url, timeout=300) as s:
         s.patch([(mid, "presses", 1) for mid in s.models()])  # refused but by the sections' buttons
+        deadline = time.monotonic() + 300
         while True:  # every card open: its button says expanded once the section is built (app/components)
             s.doc = None
             models = s.models()
@@ -119,7 +121,9 @@ def attack(url: str, report: dict) -> None:
             ]
             if cards and all(card.get("expanded") for card in cards):
                 break
-            s.next_push()  # the server builds the rest at its next ticks, and sends what it built
+            left = deadline - time.monotonic()
+            assert left > 0, f"{sum(bool(c.get('expanded')) for c in cards)} of {len(cards)} open"
+            s.next_push(timeout=left)  # the server builds the rest at its next ticks, and sends what it built
         report["models"] = len(models)
         pairs = [(mid, attr) for mid, m in models.items() for attr in attributes(m)]
         inputs = {(mid, attr) for mid, attr in pairs if reads_input(models[mid])}

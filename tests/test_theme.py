@@ -133,10 +133,8 @@ def test_every_figure_is_transparent_and_filtered():
     for section in view.sections:
         section.ensure_built()
     view.clock.make_figure()
-    plots = {
-        m.id: m for root in view.layout.get_root().references() for m in ([root] if isinstance(root, Plot) else [])
-    }
+    plots = [m for m in view.layout.get_root().references() if isinstance(m, Plot)]
     assert len(plots) >= 8
-    for plot in plots.values():
+    for plot in plots:
         assert plot.background_fill_color is None and plot.border_fill_color is None, plot
         assert CANVAS_CSS in plot.stylesheets, plot

@@ -11,7 +11,7 @@ import pytest
 from app.style import CANVAS_FILTER, DARK, PALETTE
 from tests.axe import violations
 from tests.browser import ROOT, chromium_missing, errors, new_context, open_app, open_page, shot, wait_ready, wait_t
-from tests.hosting import course_page, explorable
+from tests.hosting import course_page, explorable, tell_theme
 from tests.test_a11y_browser import use_every_section, where
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
@@ -72,10 +72,9 @@ def test_a_course_page_switches_the_frame_live(site, browser):
         frame.get_by_role("button", name="Avanzar").click()
         wait_t(frame, 3)
         assert_look(frame, dark=False)
-        post = "(theme) => document.querySelector('iframe.kv-explorable').contentWindow.postMessage({type: 'kv-explorable:theme', theme}, '*')"
-        page.evaluate(post, "dark")
+        tell_theme(page, "dark")
         assert_look(frame, dark=True)
         shot(page, "course-dark-1280")
-        page.evaluate(post, "light")
+        tell_theme(page, "light")
         assert_look(frame, dark=False)
         wait_t(frame, 3)

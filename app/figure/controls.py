@@ -263,14 +263,12 @@ class Controls(Part):
             return
         self.play_button.name = self.t("pause") if playing else self.t("play")
         if self.animation.run(playing):
-            if not playing:
-                defer(self.session.measure_clock)  # a position the animation had no time to time
             if playing:
                 self.speed_note.object = ""
                 self.say(self.t("live_play"))
-            elif self.ex.full and not self.ex.error:
-                pass  # stopped at the window's end: the step said why
-            else:
+                return
+            defer(self.session.measure_clock)  # a position the animation had no time to time
+            if not (self.ex.full and not self.ex.error):  # at the window's end the step said why
                 self.say(self.t("live_pause"))
 
     def period(self) -> int:
