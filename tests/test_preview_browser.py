@@ -86,6 +86,11 @@ def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
         assert page.evaluate("window.kv.replayed") == ([] if told else ["step", "step", "toggle"])
         page.wait_for_function("/mode=full&t=4&/.test(document.body.dataset.kvState || '')", timeout=20000)
         wait_t(page, 4)
+        # the reader's focus (on the preview's Sin caché) goes on from the live page's own
+        focused = """() => { let el = document.activeElement;
+                             while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+                             return el ? el.textContent.trim() : null; }"""
+        assert page.evaluate(focused) == t("mode_full")
         page.get_by_role("button", name=t("step")).first.click()  # the live page goes on from there
         wait_t(page, 5)
         assert "mode=full&t=5&" in page.evaluate("document.body.dataset.kvState")
