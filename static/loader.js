@@ -331,7 +331,8 @@
   function fetchAhead() {
     if (pv.done || !pv.active) return;
     const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
-    const names = [stateName(pv.mode, pv.t), stateName(other, pv.t), stateName(pv.mode, PROMPT)];
+    const names = [stateName(other, pv.t)];
+    if (pv.t !== PROMPT) names.push(stateName(pv.mode, PROMPT));
     for (let k = 1; k <= (pv.playing ? 3 : 1) && pv.t + k <= LAST; k++) names.push(stateName(pv.mode, pv.t + k));
     for (const name of names) loadState(name).catch(() => {});
   }

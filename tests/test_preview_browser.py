@@ -93,7 +93,7 @@ def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
         assert page.evaluate(focused) == t("mode_full")
         page.get_by_role("button", name=t("step")).first.click()  # the live page goes on from there
         wait_t(page, 5)
-        assert "mode=full&t=5&" in page.evaluate("document.body.dataset.kvState")
+        page.wait_for_function("/mode=full&t=5&/.test(document.body.dataset.kvState)", timeout=20000)
         assert not [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
 
 
