@@ -5,20 +5,25 @@
  *    index.html carries the default state's preview, the build prerendered every
  *    other state a URL can ask for (language, mode, t) and the right one is
  *    fetched and swapped in before it shows (no preview of another state first).
- * 2. The reader sees that state while Python boots; embed=1 hides the title.
+ * 2. The reader sees that state while Python boots; embed=1 hides the title. Its
+ *    controls answer at once (Avanzar, Animar, the mode switch, Reiniciar, their
+ *    keys): the loader draws the prerendered states, fetched ahead, and says the
+ *    live page's words; what only the model answers is kept for it.
  * 3. Show the loading stage (runtime, packages, app) in a progress bar between
  *    the preview's controls and its figure, where the reader is looking; on a
  *    failure show what failed and a retry button.
- * 4. When the worker sends the live document: render it, drop the snapshot,
- *    link both documents (same protocol as Panel's pyodide-worker handler)
- *    and mark <body data-ready="true">.
+ * 4. When the worker sends the live document (built at the reader's position on
+ *    the preview): render it, drop the snapshot, link both documents (same
+ *    protocol as Panel's pyodide-worker handler), replay once the reader's
+ *    actions it was not built with and mark <body data-ready="true">.
  *
  * In an iframe it posts the content's height to the parent page whenever it
  * changes, growing and shrinking (docs/embedding.md).
  *
  * Test hooks: body[data-stage], body[data-ready], body[data-error],
- * #kv-error, #kv-snapshot[data-state], performance marks "kv-first-paint"
- * and "kv-ready", window.kv.
+ * #kv-error, #kv-snapshot[data-state], body[data-kept], #kv-say, performance
+ * marks "kv-first-paint", "kv-controls", "kv-first-answer" and "kv-ready",
+ * window.kv (kv.preview, kv.answers, kv.replayed).
  */
 (function () {
   "use strict";
@@ -109,14 +114,10 @@
     worker.postMessage({ type: "patch", patch });
   }
 
-  // The worker's thread starts only when this page's main thread is free to start it: BokehJS
-  // waits for its first message (a worker that started after BokehJS had run booted 0.6 s later).
-  let workerRunning;
-  const workerStarted = new Promise((resolve) => { workerRunning = resolve; });
-
+  // The worker's thread starts only when this page's main thread is free to start it: BokehJS waits
+  // for the worker's "app" stage (a worker that started after BokehJS had run booted 0.6 s later).
   async function onWorkerMessage(event) {
     const msg = event.data;
-    workerRunning();
     switch (msg.type) {
       case "fetch":
         onFetch(msg);
@@ -126,7 +127,10 @@
         break;
       case "status":
         kv.requests.push(msg);
-        if (msg.stage === "app") setStage("app", msg.detail);
+        if (msg.stage === "app") {
+          setStage("app", msg.detail);
+          domParsed.then(() => afterPaint(startBokehJS));
+        }
         break;
       case "error":
         showError(msg);
@@ -507,7 +511,7 @@
     document.addEventListener("keydown", onKey);
     performance.mark("kv-controls");
     kv.times.controls = performance.now() - t0;
-    afterPaint(fetchAhead);
+    fetchAhead(); // requests only: their answers are small
   }
 
   // The live page takes over: the preview stops answering; the actions the app was not built with
@@ -516,6 +520,7 @@
     pv.done = true;
     clearTimeout(pv.timer);
     document.removeEventListener("keydown", onKey);
+    delete document.body.dataset.kept;
     const commands = pv.log.filter((e) => e.seq > seq).map((e) => e.cmd);
     if (pv.playing) commands.push("play");
     pv.playing = false;
@@ -536,12 +541,24 @@
   /* ---------------- BokehJS, after the first paint ---------------- */
 
   // BokehJS and Panel's scripts (2.4 MB of JavaScript) are needed only to render the live document.
-  // index.html preloads them (they download at once) but does not run them: parsed and run as
+  // index.html prefetches them (they download while Python boots) but does not run them: parsed and run as
   // deferred scripts they held the snapshot's first paint back (1.7 s at a 4x CPU throttle,
-  // tests/bench_load.py). They run, in order, once the snapshot has painted and the worker has
-  // started, while it boots; or when the live document arrives, whichever comes first.
+  // tests/bench_load.py). They run, in order, once Python is booted and builds the app (the worker's
+  // "app" stage: its last 2-3 s), each when the main thread is idle, so the preview answers the
+  // reader's clicks in the meantime (run right after the first paint they held a click on the
+  // preview 1.7 s at 1x on a loaded machine, tests/bench_load.py "first answered click"); or when the
+  // live document arrives, whichever comes first.
   const scriptsRun = new Set();
   let bokehJS = null;
+  let scriptsNow = false; // the live document is here: no more waiting for idle time
+
+  function whenIdle() {
+    if (scriptsNow) return Promise.resolve();
+    return new Promise((resolve) => {
+      if (window.requestIdleCallback) requestIdleCallback(() => resolve(), { timeout: 300 });
+      else setTimeout(resolve, 0);
+    });
+  }
 
   function runScript(url) {
     return new Promise((resolve, reject) => {
@@ -556,6 +573,7 @@
   async function runPageScripts() {
     for (const url of cfg.scripts || []) {
       if (!scriptsRun.has(url)) {
+        await whenIdle();
         await runScript(url);
         scriptsRun.add(url);
       }
@@ -591,6 +609,7 @@
 
   async function renderLive(msg) {
     performance.mark("kv-render-start");
+    scriptsNow = true;
     await domParsed;
     try {
       await startBokehJS();
@@ -776,6 +795,6 @@
     reportHeight();
     performance.mark("kv-dom-ready");
     renderSnapshot();
-    afterPaint(() => workerStarted.then(startBokehJS));
+    // BokehJS runs once Python is booted (the worker's "app" stage), not now: the preview answers first.
   });
 })();
