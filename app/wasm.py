@@ -11,6 +11,7 @@ In the Web Worker, once the app archive is on sys.path:
                                        # (= wasm.build_app(query), then await wasm.document())
     wasm.link(send_patch)              # once the page has rendered the document
     wasm.apply_patch(patch)            # each change the reader makes on the page
+    wasm.replay(commands_json)         # the reader's clicks on the preview the document was not built with
     wasm.source_modules(names_json)    # diagnostics for the tests
 
 Every private Panel API the site relies on is called here and nowhere else, and
@@ -68,14 +69,22 @@ async def start(query: str) -> tuple[str, str, str]:
     return await document()
 
 
+_A11Y = None  # the app's keyboard and live region (build_app), which replay acts through
+_REPLAYED = 0
+
+
 def build_app(query: str) -> None:
     """The app for the page's URL query, in a fresh document (the first half of start)."""
     from panel.io.pyodide import init_doc
 
+    from .components.a11y import A11y
     from .main import create_app
 
     init_doc()
-    create_app(query).servable()
+    app = create_app(query)
+    app.servable()
+    global _A11Y
+    _A11Y = next(iter(app.select(A11y)), None) if hasattr(app, "select") else None
 
 
 async def document() -> tuple[str, str, str]:
@@ -104,6 +113,17 @@ def apply_patch(patch) -> None:
     from .intake import apply_patch as through_the_door
 
     through_the_door(state.curdoc, _convert_json_patch(patch), setter=SETTER, strict=True)
+
+
+def replay(commands_json: str) -> None:
+    """The reader's actions on the preview (static/loader.js) that the document was not built with, in
+    order, as their keys would give them ('step', 'toggle', 'reset', 'back', 'play'): the live app continues
+    where the reader is, the step past the window ends in the model's own IndexError."""
+    global _REPLAYED
+    for command in json.loads(commands_json):
+        if _A11Y is not None and command in ("step", "toggle", "reset", "back", "play"):
+            _REPLAYED += 1
+            _A11Y.command = f"{command}:replay:{_REPLAYED}"
 
 
 def source_modules(names_json: str) -> str:

@@ -89,15 +89,16 @@ def page_script_file(site: Site, url: str) -> Path:
 
 
 def add_page_scripts(site: Site, pre: dict) -> None:
-    """BokehJS and Panel's JavaScript: preloaded by index.html (they download at once), run by
-    static/loader.js in this order once the snapshot has painted (config "scripts")."""
+    """BokehJS and Panel's JavaScript: prefetched by index.html (they download while Python boots, after
+    what the page needs now; a preload unused for seconds is a console warning), run by static/loader.js
+    in this order once Python builds the app (config "scripts")."""
     site.config["scripts"] = []
     for url in pre["js"]:
         if not any(name in url for name in UNNEEDED_SCRIPTS):
             src = page_script_file(site, url)
             url = site.add_hashed("assets/js", src.name, src.read_bytes())
             site.config["scripts"].append(url)
-            site.preloads.append(f'<link rel="preload" as="script" href="{url}">')
+            site.preloads.append(f'<link rel="prefetch" as="script" href="{url}">')
     unexpected = [url for url in pre["css"] if not url.startswith(site.panel_sentinel)]
     if unexpected:
         raise BuildError(f"unexpected page stylesheets {unexpected}: add a rule for them in buildsupport/site.py")

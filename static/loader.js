@@ -5,20 +5,25 @@
  *    index.html carries the default state's preview, the build prerendered every
  *    other state a URL can ask for (language, mode, t) and the right one is
  *    fetched and swapped in before it shows (no preview of another state first).
- * 2. The reader sees that state while Python boots; embed=1 hides the title.
+ * 2. The reader sees that state while Python boots; embed=1 hides the title. Its
+ *    controls answer at once (Avanzar, Animar, the mode switch, Reiniciar, the step
+ *    back, their keys): the loader draws the prerendered states, fetched ahead, and says the
+ *    live page's words; what only the model answers is kept for it.
  * 3. Show the loading stage (runtime, packages, app) in a progress bar between
  *    the preview's controls and its figure, where the reader is looking; on a
  *    failure show what failed and a retry button.
- * 4. When the worker sends the live document: render it, drop the snapshot,
- *    link both documents (same protocol as Panel's pyodide-worker handler)
- *    and mark <body data-ready="true">.
+ * 4. When the worker sends the live document (built at the reader's position on
+ *    the preview): render it, drop the snapshot, link both documents (same
+ *    protocol as Panel's pyodide-worker handler), replay once the reader's
+ *    actions it was not built with and mark <body data-ready="true">.
  *
  * In an iframe it posts the content's height to the parent page whenever it
  * changes, growing and shrinking (docs/embedding.md).
  *
  * Test hooks: body[data-stage], body[data-ready], body[data-error],
- * #kv-error, #kv-snapshot[data-state], performance marks "kv-first-paint"
- * and "kv-ready", window.kv.
+ * #kv-error, #kv-snapshot[data-state], body[data-kept], #kv-say, performance
+ * marks "kv-first-paint", "kv-controls", "kv-first-answer" and "kv-ready",
+ * window.kv (kv.preview, kv.answers, kv.replayed).
  */
 (function () {
   "use strict";
@@ -88,7 +93,8 @@
       app: abs(cfg.app),
       panelCdnRoot: abs(cfg.panelCdnRoot),
       lazy: abs(cfg.lazy),
-      query: location.search,
+      query: pv.seq ? positionQuery() : location.search,
+      seq: pv.seq,
     };
   }
 
@@ -128,14 +134,10 @@
     worker.postMessage({ type: "patch", patch });
   }
 
-  // The worker's thread starts only when this page's main thread is free to start it: BokehJS
-  // waits for its first message (a worker that started after BokehJS had run booted 0.6 s later).
-  let workerRunning;
-  const workerStarted = new Promise((resolve) => { workerRunning = resolve; });
-
+  // The worker's thread starts only when this page's main thread is free to start it: BokehJS waits
+  // for the worker's "app" stage (a worker that started after BokehJS had run booted 0.6 s later).
   async function onWorkerMessage(event) {
     const msg = event.data;
-    workerRunning();
     switch (msg.type) {
       case "fetch":
         onFetch(msg);
@@ -145,7 +147,10 @@
         break;
       case "status":
         kv.requests.push(msg);
-        if (msg.stage === "app") setStage("app", msg.detail);
+        if (msg.stage === "app") {
+          setStage("app", msg.detail);
+          domParsed.then(() => afterPaint(startBokehJS));
+        }
         break;
       case "error":
         showError(msg);
@@ -210,7 +215,7 @@
     const t = query.t === null ? prompt : query.t;
     const sameText = query.seed === p.seed.default && query.top_p === p.top_p.default;
     const shown = sameText ? t : prompt;
-    return { name: `${lang}-${query.mode}-${shown}`, later: shown === t ? null : t };
+    return { name: `${lang}-${query.mode}-${shown}`, mode: query.mode, t: shown, later: shown === t ? null : t };
   }
   const preview = previewState();
   // The inline preview is another state: hidden until the right one is in place.
@@ -244,13 +249,36 @@
   if (snapshotFetch) snapshotFetch.catch(() => {});
 
   // A preview is two parts (title, text and controls; the figures) with the progress card between them.
-  function swapPreview(holder, html) {
+  // The figures and the title and text are replaced; the controls stay the same buttons (a reader's
+  // focus stays on them), their state copied from the new one.
+  function swapPreview(holder, html, name) {
     const parts = holder.querySelectorAll(":scope > .kv-snap");
-    html.split(cfg.progressMarker).forEach((part, i) => {
-      parts[i].insertAdjacentHTML("beforebegin", part);
-      parts[i].remove();
-    });
-    holder.dataset.state = preview.name;
+    const [top, bottom] = html.split(cfg.progressMarker);
+    parts[1].insertAdjacentHTML("beforebegin", bottom);
+    parts[1].remove();
+    const tpl = document.createElement("template");
+    tpl.innerHTML = top;
+    const fresh = tpl.content.firstElementChild;
+    const bar = parts[0].querySelector("[data-says]");
+    const next = fresh.querySelector("[data-says]");
+    if (!bar || !next || parts[0].getAttribute("lang") !== fresh.getAttribute("lang")) {
+      parts[0].replaceWith(fresh); // the first swap (the inline preview is the default language's)
+    } else {
+      parts[0].querySelector(".kv-picture").replaceWith(fresh.querySelector(".kv-picture"));
+      bar.dataset.says = next.dataset.says;
+      bar.dataset.kvState = next.dataset.kvState;
+      for (const sel of [".bar-t", ".said"]) {
+        bar.querySelector(sel).className = next.querySelector(sel).className;
+        bar.querySelector(sel).textContent = next.querySelector(sel).textContent;
+      }
+      for (const b of bar.querySelectorAll("[data-mode]")) {
+        const n = next.querySelector(`[data-mode="${b.dataset.mode}"]`);
+        b.className = n.className;
+        b.textContent = n.textContent;
+        b.setAttribute("aria-pressed", n.getAttribute("aria-pressed"));
+      }
+    }
+    holder.dataset.state = name || preview.name;
   }
 
   function settlePreview(holder) {
@@ -267,13 +295,261 @@
     performance.mark("kv-snapshot-start");
     if (!inlined()) {
       try {
-        swapPreview(holder, await snapshotFetch);
+        swapPreview(holder, await loadState(preview.name), preview.name);
       } catch (e) {
+        pv.active = false; // another state shows: every action waits for the model
         console.warn("preview unavailable", e);
       }
     }
     settlePreview(holder);
     requestAnimationFrame(() => markFirstPaint());
+    startControls(holder);
+  }
+
+  /* ---------------- the preview answers the lesson's controls ---------------- */
+
+  // Avanzar, Animar (at the page's speed), the mode switch, Reiniciar and their keys move through the
+  // prerendered states (the ones ahead fetched in advance, so a click is answered in the frame it
+  // was made), and the live region says what the live page says (each state carries the live page's
+  // words: app/figure/snapshot.py `says`). What only the running model gives waits for it and says so:
+  // the step past the window (the lesson's IndexError) and every action after it are kept, in order;
+  // the sections, the clock and the settings say they need the model. The worker builds the app at
+  // the reader's position (a "position" message after each action: the query of that state, and how
+  // many actions it holds); the page replays, once, the actions the app was not built with.
+  const PROMPT = cfg.query.params.t.bounds[0];
+  const LAST = cfg.query.params.t.bounds[1];
+  const pv = (kv.preview = {
+    mode: preview.mode,
+    t: preview.t,
+    active: preview.later === null, // another seed or top-p: every action waits for the model
+    playing: false,
+    kept: false, // an action only the model answers is waiting: the ones after it wait too
+    seq: 0, // actions so far that changed the page's state
+    log: [], // [{seq, cmd}]
+    shown: 0, // actions drawn
+    done: false, // the live page took over
+  });
+  const stateTexts = new Map(); // state name -> its HTML
+  const stateFetches = new Map(); // state name -> the promise of its HTML
+  let chain = Promise.resolve(); // the states are drawn in the order of the actions
+  const stateName = (mode, t) => `${lang}-${mode}-${t}`;
+
+  function loadState(name) {
+    if (stateTexts.has(name)) return Promise.resolve(stateTexts.get(name));
+    if (!stateFetches.has(name)) {
+      const url = abs(cfg.states + name + ".html");
+      const got = (name === preview.name && snapshotFetch ? snapshotFetch : fetch(url).then((r) => {
+        if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+        return r.text();
+      })).then((text) => {
+        stateTexts.set(name, text);
+        return text;
+      });
+      got.catch(() => stateFetches.delete(name));
+      stateFetches.set(name, got);
+    }
+    return stateFetches.get(name);
+  }
+
+  // The states one action away (and three steps ahead while the animation runs).
+  function fetchAhead() {
+    if (pv.done || !pv.active) return;
+    const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
+    const names = [stateName(other, pv.t)];
+    if (pv.t !== PROMPT) names.push(stateName(pv.mode, PROMPT), stateName(pv.mode, pv.t - 1));
+    for (let k = 1; k <= (pv.playing ? 3 : 1) && pv.t + k <= LAST; k++) names.push(stateName(pv.mode, pv.t + k));
+    for (const name of names) loadState(name).catch(() => {});
+  }
+
+  const bar = () => document.querySelector("#kv-snapshot [data-says]");
+  const says = () => JSON.parse(bar().dataset.says);
+
+  function announce(text, line) {
+    const region = $("kv-say");
+    if (region) region.textContent = text;
+    if (line !== undefined) {
+      const said = bar().querySelector(".said");
+      said.className = "said";
+      said.textContent = line;
+    }
+  }
+
+  function positionQuery() {
+    const params = new URLSearchParams(location.search);
+    params.set("mode", pv.mode);
+    params.set("t", String(pv.t));
+    return "?" + params.toString();
+  }
+
+  // An action the model answers once it runs: kept, in order; the page says it waits for the model.
+  function keep(cmd) {
+    pv.kept = true;
+    pv.seq += 1;
+    pv.log.push({ seq: pv.seq, cmd, kept: true });
+    document.body.dataset.kept = String(pv.log.filter((e) => e.kept).length);
+    chain = chain.then(() => announce(TEXT.shell_kept, TEXT.shell_kept));
+  }
+
+  // The page moves to (mode, t): the worker hears of it at once; the state is drawn when its HTML is
+  // here (at once when it was fetched ahead), in order, and `say` picks what the live region says.
+  function go(mode, t, cmd, say) {
+    pv.mode = mode;
+    pv.t = t;
+    pv.seq += 1;
+    pv.log.push({ seq: pv.seq, cmd });
+    const query = positionQuery();
+    document.body.dataset.kvState = query;
+    if (worker) worker.postMessage({ type: "position", seq: pv.seq, query });
+    const name = stateName(mode, t);
+    const seq = pv.seq;
+    const asked = performance.now();
+    chain = chain
+      .then(() => stateTexts.get(name) || loadState(name))
+      .then((html) => {
+        if (pv.done) return;
+        swapPreview($("kv-snapshot"), html, name);
+        pv.shown = seq;
+        // how long the reader waited (tests/bench_load.py): the state is drawn in the next frame
+        kv.answers = (kv.answers || []).concat([performance.now() - asked]);
+        if (kv.answers.length === 1) performance.mark("kv-first-answer");
+        const words = says();
+        announce(say(words));
+        setPlayLabel(words);
+        fetchAhead();
+      })
+      .catch((e) => {
+        console.warn("preview state unavailable", e);
+        pv.active = false; // the rest waits for the model (the worker already knows where the reader is)
+        stopPlaying(true);
+        announce(TEXT.shell_kept, TEXT.shell_kept);
+      });
+  }
+
+  function setPlayLabel(words) {
+    const button = bar().querySelector("[data-kv=play]");
+    button.textContent = pv.playing ? words.pause_label : words.play_label;
+  }
+
+  function period() {
+    const reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    return 1000 / (reduced ? Math.min(query.speed, 2) : query.speed);
+  }
+
+  // The animation (the live page's Controls.tick): a step every period, counted from one step's start
+  // to the next, each after the one before is drawn; it stops at the window's end (the step past it
+  // is the reader's).
+  function tickPreview() {
+    if (!pv.playing || pv.done) return;
+    const start = performance.now();
+    act("step");
+    if (pv.t >= LAST || !pv.active || pv.kept) return stopPlaying(true);
+    chain.then(() => {
+      if (pv.playing && !pv.done) pv.timer = setTimeout(tickPreview, Math.max(0, period() - (performance.now() - start)));
+    });
+  }
+
+  function stopPlaying(quiet) {
+    if (!pv.playing) return;
+    pv.playing = false;
+    clearTimeout(pv.timer);
+    chain = chain.then(() => {
+      if (pv.done) return;
+      const words = says();
+      setPlayLabel(words);
+      if (!quiet) announce(words.pause);
+    });
+  }
+
+  function act(cmd) {
+    if (pv.done || live) return;
+    if (pv.kept || !pv.active) return keep(cmd);
+    const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
+    switch (cmd) {
+      case "step":
+        if (pv.t >= LAST) return keep(cmd); // past the window: the model's own IndexError
+        return go(pv.mode, pv.t + 1, cmd, (w) => w.step);
+      case "toggle":
+        return go(other, pv.t, cmd, (w) => w.mode[other]);
+      case "reset":
+        stopPlaying(true);
+        return go(pv.mode, PROMPT, cmd, (w) => w.reset);
+      case "back":
+        stopPlaying(true);
+        if (pv.t <= PROMPT) return void (chain = chain.then(() => announce(says().back)));
+        return go(pv.mode, pv.t - 1, cmd, (w) => w.back);
+      case "play":
+        if (pv.playing) return stopPlaying(false);
+        if (pv.t >= LAST) return void (chain = chain.then(() => announce(says().full)));
+        pv.playing = true;
+        chain = chain.then(() => {
+          const words = says();
+          setPlayLabel(words);
+          announce(words.play);
+        });
+        fetchAhead();
+        pv.timer = setTimeout(tickPreview, period());
+        return;
+    }
+  }
+
+  // The live page's keys (app/components/a11y.js, the same map and the same rule: never a key the
+  // focused control needs itself).
+  const KEYS = { ArrowRight: "step", n: "step", N: "step", ArrowLeft: "back", b: "back", B: "back",
+                 " ": "play", p: "play", P: "play",
+                 c: "toggle", C: "toggle", r: "reset", R: "reset" };
+  function ownKey(el, key) {
+    if (!el || !el.tagName) return false;
+    const tag = el.tagName.toLowerCase();
+    const type = (el.getAttribute("type") || "").toLowerCase();
+    const role = el.getAttribute("role") || (tag === "input" ? ({ radio: "radio", checkbox: "checkbox",
+      range: "slider", number: "spinbutton", button: "button", submit: "button", reset: "button" }[type] || "textbox")
+      : { button: "button", select: "listbox", textarea: "textbox", summary: "button" }[tag] || "");
+    if (role === "textbox" || role === "listbox" || role === "combobox" || el.isContentEditable) return true;
+    if (["button", "radio", "checkbox", "switch", "link"].includes(role) && key === " ") return true;
+    if (["slider", "radio", "spinbutton", "tab", "listbox", "menuitem"].includes(role) && key.startsWith("Arrow")) return true;
+    return false;
+  }
+  function onKey(event) {
+    if (pv.done || event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const name = KEYS[event.key];
+    if (!name || ownKey(event.target, event.key)) return;
+    event.preventDefault();
+    act(name);
+  }
+
+  function onClick(event) {
+    const button = event.target.closest("[data-kv]");
+    if (button) {
+      const cmd = button.dataset.kv;
+      if (cmd !== "mode") return act(cmd);
+      if (button.dataset.mode !== pv.mode) act("toggle");
+      return;
+    }
+    if (event.target.closest(".cardhead, .speed, .card")) announce(TEXT.shell_wait, TEXT.shell_wait);
+  }
+
+  let controlsStarted = false;
+  function startControls(holder) {
+    if (controlsStarted || live) return;
+    controlsStarted = true;
+    holder.addEventListener("click", onClick);
+    document.addEventListener("keydown", onKey);
+    performance.mark("kv-controls");
+    kv.times.controls = performance.now() - t0;
+    fetchAhead(); // requests only: their answers are small
+  }
+
+  // The live page takes over: the preview stops answering; the actions the app was not built with
+  // (after the first `seq`), and the animation if it runs, go to it, once.
+  function endPreview(seq) {
+    pv.done = true;
+    clearTimeout(pv.timer);
+    document.removeEventListener("keydown", onKey);
+    delete document.body.dataset.kept;
+    const commands = pv.log.filter((e) => e.seq > seq).map((e) => e.cmd);
+    if (pv.playing) commands.push("play");
+    pv.playing = false;
+    return commands;
   }
 
   function mountPoints(container, rootIds, prefix) {
@@ -290,12 +566,24 @@
   /* ---------------- BokehJS, after the first paint ---------------- */
 
   // BokehJS and Panel's scripts (2.4 MB of JavaScript) are needed only to render the live document.
-  // index.html preloads them (they download at once) but does not run them: parsed and run as
+  // index.html prefetches them (they download while Python boots) but does not run them: parsed and run as
   // deferred scripts they held the snapshot's first paint back (1.7 s at a 4x CPU throttle,
-  // tests/bench_load.py). They run, in order, once the snapshot has painted and the worker has
-  // started, while it boots; or when the live document arrives, whichever comes first.
+  // tests/bench_load.py). They run, in order, once Python is booted and builds the app (the worker's
+  // "app" stage: its last 2-3 s), each when the main thread is idle, so the preview answers the
+  // reader's clicks in the meantime (run right after the first paint they held a click on the
+  // preview 1.7 s at 1x on a loaded machine, tests/bench_load.py "first answered click"); or when the
+  // live document arrives, whichever comes first.
   const scriptsRun = new Set();
   let bokehJS = null;
+  let scriptsNow = false; // the live document is here: no more waiting for idle time
+
+  function whenIdle() {
+    if (scriptsNow) return Promise.resolve();
+    return new Promise((resolve) => {
+      if (window.requestIdleCallback) requestIdleCallback(() => resolve(), { timeout: 300 });
+      else setTimeout(resolve, 0);
+    });
+  }
 
   function runScript(url) {
     return new Promise((resolve, reject) => {
@@ -310,6 +598,7 @@
   async function runPageScripts() {
     for (const url of cfg.scripts || []) {
       if (!scriptsRun.has(url)) {
+        await whenIdle();
         await runScript(url);
         scriptsRun.add(url);
       }
@@ -345,6 +634,7 @@
 
   async function renderLive(msg) {
     performance.mark("kv-render-start");
+    scriptsNow = true;
     await domParsed;
     try {
       await startBokehJS();
@@ -363,13 +653,23 @@
     } catch (e) {
       return showError({ where: "BokehJS", message: String(e), failures: [] });
     }
+    const replay = endPreview(msg.seq || 0);
+    const focused = document.activeElement && document.activeElement.closest
+      ? document.activeElement.closest("#kv-snapshot [data-kv]") : null;
+    const focusLabel = focused && (focused.dataset.kv === "play" ? says().play_label : focused.textContent.replace(/^\u2713 /, ""));
     live = true;
+    kv.replayed = replay;
     const main = $("kv-main");
     main.insertBefore($("kv-loader"), main.firstChild);   // errors after this show at the top
     document.getElementById("kv-snapshot").remove();
+    if (focusLabel) focusLive(focusLabel);
     const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);
     jsdoc.on_change(sendChange.bind(null, jsdoc), false);
     worker.postMessage({ type: "rendered" });
+    if (replay.length) {
+      worker.busy = true; // the reader's live clicks wait behind the replay ("idle")
+      worker.postMessage({ type: "replay", commands: replay });
+    }
     // No "location" message: the app read the URL once, in create_app (app/state/settings.py). Panel's own
     // location sync is not used; it would read the query again its own way (and raise on a number of
     // 100,000 digits).
@@ -377,6 +677,23 @@
     document.body.setAttribute("data-ready", "true");
     performance.mark("kv-ready");
     kv.times.ready = performance.now() - t0;
+  }
+
+  // A keyboard reader on a preview's control goes on from the live page's same control (found by its
+  // label in Bokeh's shadow roots).
+  function focusLive(label) {
+    const walk = (root) => {
+      for (const el of root.querySelectorAll("button, *")) {
+        if (el.tagName === "BUTTON" && el.textContent.trim() === label) return el;
+        if (el.shadowRoot) {
+          const found = walk(el.shadowRoot);
+          if (found) return found;
+        }
+      }
+      return null;
+    };
+    const button = walk($("kv-live"));
+    if (button) button.focus({ preventScroll: true });
   }
 
   /* ---------------- progress and errors ---------------- */
@@ -567,6 +884,6 @@
     reportHeight();
     performance.mark("kv-dom-ready");
     renderSnapshot();
-    afterPaint(() => workerStarted.then(startBokehJS));
+    // BokehJS runs once Python is booted (the worker's "app" stage), not now: the preview answers first.
   });
 })();

@@ -14,6 +14,9 @@ let wasm = null;               // app/wasm.py, once the app archive is unpacked
 let stage = "runtime";
 const pending = new Map();     // url -> kind, for downloads in flight
 const failures = [];           // {url, reason}
+// Where the reader is on the page's preview (static/loader.js): {seq, query}, the query of the state
+// after the reader's first `seq` actions. The app is built there; the page replays what came after.
+let position = null;
 
 function post(msg) { self.postMessage(msg); }
 
@@ -169,7 +172,11 @@ async function start(cfg) {
     times.import_panel = performance.now() - t0;
     mark("kv-panel-imported");
     status("app", "create_app");
-    wasm.build_app(cfg.query || "");
+    // The reader may have moved on the preview while Python booted: the messages that say so are
+    // read now (this task yields once), and the app starts where the reader is.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const built = position || { seq: cfg.seq || 0, query: cfg.query || "" };
+    wasm.build_app(built.query);
     mark("kv-app-built");
     const result = await wasm.document();
     const [docs_json, render_items, root_ids] = result.toJs();
@@ -177,7 +184,7 @@ async function start(cfg) {
     times.app = performance.now() - t0;
     mark("kv-document");
     started = true;
-    post({ type: "render", docs_json, render_items, root_ids, times });
+    post({ type: "render", docs_json, render_items, root_ids, times, seq: built.seq });
   } catch (e) {
     return fail("app", e);
   }
@@ -187,8 +194,19 @@ self.onmessage = async (event) => {
   const msg = event.data;
   if (msg.type === "start") {
     await start(msg.config);
+  } else if (msg.type === "position") {
+    if (!position || msg.seq > position.seq) position = { seq: msg.seq, query: msg.query };
   } else if (msg.type === "rendered") {
     wasm.link(sendPatch);
+  } else if (msg.type === "replay") {
+    // The reader's actions on the preview after the state the app was built at, in order, once.
+    try {
+      wasm.replay(JSON.stringify(msg.commands));
+    } catch (e) {
+      if (!alive()) return fail("app", e);
+      post({ type: "pyerror", message: String(e) });
+    }
+    post({ type: "idle" });
   } else if (msg.type === "patch") {
     try {
       wasm.apply_patch(msg.patch);

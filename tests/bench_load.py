@@ -17,7 +17,9 @@ Not a test: it prints numbers. In one run:
   3. prints the medians: first paint (the static site: its HTML snapshot has painted, the loader's
      kv-first-paint mark; the baseline: BokehJS has rendered its document), interactive (the live
      document linked; the bare page: NumPy imported), the first step after interactive (click to the
-     position text changed), bytes the server sent by kind, the ratios the goals name, where the
+     position text changed), the first answered click (the static site: a click on the preview's
+     Avanzar as soon as its controls answer, ms from navigation to the frame that shows the step,
+     and from the click to that frame), bytes the server sent by kind, the ratios the goals name, where the
      time goes (the performance marks of the page and its worker) and the machine's own speed
      (`python -m model.bench`, position 64), with the load average before and after.
 """
@@ -89,6 +91,25 @@ MARKS_JS = (
     "Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kv-'))"
     ".map((m) => [m.name, m.startTime]))"
 )
+# A click on the preview's Avanzar as soon as its controls answer (static/loader.js "kv-controls"); when
+# the frame that shows its answer is drawn (ms from navigation, and from the click).
+ANSWER_JS = """() => new Promise((resolve) => {
+  const button = document.querySelector('#kv-snapshot [data-kv=step]');
+  if (!button || !window.kv || !window.kv.preview) return resolve(null);
+  const clicked = performance.now();
+  button.click();
+  const check = () => {
+    if (window.kv.answers && window.kv.answers.length) {
+      requestAnimationFrame(() => { const drawn = performance.now(); resolve({drawn, latency: drawn - clicked}); });
+    } else if (document.body.dataset.ready === 'true') resolve(null);
+    else requestAnimationFrame(check);
+  };
+  check();
+})"""
+CONTROLS_JS = (
+    "performance.getEntriesByName('kv-controls').length > 0 || "
+    "(window.__probe && (window.__probe.ready !== undefined || window.__probe.error))"
+)
 SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
 
 
@@ -110,10 +131,16 @@ def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
         lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else external.append(r.url),
     )
     page.goto(url)
+    answer = None
+    if step:
+        page.wait_for_function(CONTROLS_JS, timeout=TIMEOUT_MS, polling="raf")
+        answer = page.evaluate(ANSWER_JS)
     page.wait_for_function(
         "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", timeout=TIMEOUT_MS, polling=50
     )
     out = {**page.evaluate("window.__probe"), "marks": page.evaluate(MARKS_JS), "external": external}
+    if answer is not None:
+        out["answer"] = answer
     if "error" in out:
         raise RuntimeError(f"{url}: the page failed: {out['error']}")
     if step:
@@ -166,8 +193,11 @@ def serve_sites(made: dict, log: list) -> dict:
 
 def one_line(name: str, throttle: float, r: int, cold: dict, warm: dict) -> str:
     step = cold.get("step", {}).get("changed")
+    answer = cold.get("answer", {}).get("drawn")
     return (
-        f"round {r + 1} {throttle:g}x {name:8s} cold fp {cold.get('fp') or 0:.0f} ms ready {cold['ready']:.0f} ms"
+        f"round {r + 1} {throttle:g}x {name:8s} cold fp {cold.get('fp') or 0:.0f} ms"
+        + (f" answered {answer:.0f} ms" if answer is not None else "")
+        + f" ready {cold['ready']:.0f} ms"
         + (f" step {step:.0f} ms" if step is not None else "")
         + f" {sum(cold['bytes'].values()) / 1e6:.2f} MB | warm ready {warm['ready']:.0f} ms "
         f"{sum(warm['bytes'].values()) / 1e6:.3f} MB | main thread {cold['speed_ms']:.0f} ms"
@@ -239,6 +269,11 @@ def times_table(res: dict, throttles, rounds: int) -> str:
     measures = [
         ("cold: first paint", lambda r: fmt_s(cold_median(r, lambda v: v.get("fp")))),
         ("cold: interactive", lambda r: fmt_s(cold_median(r, lambda v: v["ready"]))),
+        ("cold: first answered click", lambda r: fmt_s(cold_median(r, lambda v: v.get("answer", {}).get("drawn")))),
+        (
+            "cold: that click to its frame",
+            lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("latency"))),
+        ),
         ("first step after interactive", lambda r: fmt_ms(cold_median(r, lambda v: v.get("step", {}).get("changed")))),
         ("warm: first paint", lambda r: fmt_s(med([v.get("fp") for v in r["warm"]]))),
         ("warm: interactive", lambda r: fmt_s(med([v["ready"] for v in r["warm"]]))),

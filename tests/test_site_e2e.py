@@ -49,7 +49,10 @@ def test_snapshot_then_live_app_offline(site, browser):
         assert said == [], said[:5]
         assert foreign(requests) == [], foreign(requests)
         assert any("/packages/" in u and "numpy" in u for u in requests)
-        assert not [u for u in requests if "/states-" in u]  # the default state: inline in the page
+        # the default state is inline in the page; the preview fetched only the states one action away
+        # (Avanzar, the mode switch), to answer them in the click's frame
+        fetched = sorted(u.rsplit("/", 1)[1] for u in requests if "/states-" in u)
+        assert fetched == ["es-cache-3.html", "es-full-2.html"], fetched
 
 
 def test_lazy_modules_load_on_first_import(site, browser):
@@ -103,8 +106,10 @@ def test_snapshot_and_app_in_the_url_language(site, browser, lang):
         assert page.title() == shell["shell_title"]
         assert page.locator("#kv-retry").text_content() == shell["shell_retry"]
         assert page.locator("#kv-hint").text_content() == shell["shell_hint"]
-        snapshots = [u for u in requests if "/states-" in u]
-        assert len(snapshots) == 1 and snapshots[0].endswith(f"/{lang}-cache-2.html")
+        # the URL's state first (its preview), then the states one action away (fetched ahead)
+        snapshots = [u.rsplit("/", 1)[1] for u in requests if "/states-" in u]
+        assert snapshots[0] == f"{lang}-cache-2.html", snapshots
+        assert sorted(snapshots[1:]) == [f"{lang}-cache-3.html", f"{lang}-full-2.html"], snapshots
         assert foreign(requests) == []
 
 

@@ -106,3 +106,17 @@ def test_the_rules_and_their_reading():
     assert app_values("?t=1_2")["t"] is None and app_values("?t=+12")["t"] == 12
     s = settings_for("?lang=english&seed=" + "1" * 100_000, load_model())
     assert [n[0] for n in s.notices] == ["lang", "seed"]
+
+
+def test_the_preview_has_the_live_pages_keys():
+    """static/loader.js answers the keyboard on the preview with the live page's map (app/components/a11y.js)."""
+    import re
+
+    def keys(path: str) -> dict[str, str]:
+        text = (ROOT / path).read_text(encoding="utf-8")
+        block = re.search(r"const (?:keys|KEYS) = \{(.*?)\};", text, re.S).group(1)
+        pairs = re.findall(r"""(?:'([^']+)'|"([^"]+)"|(\w+)):\s*['"](\w+)['"]""", block)
+        return {next(k for k in m[:3] if k): m[3] for m in pairs}
+
+    live, preview = keys("app/components/a11y.js"), keys("static/loader.js")
+    assert live == preview and live["ArrowRight"] == "step" and live[" "] == "play", (live, preview)

@@ -2,6 +2,10 @@
 (the data sources) is exactly what the state says. The page follows the model's own
 configuration: another n_ctx, another page."""
 
+import html as html_module
+import json
+import re
+
 import numpy as np
 import pytest
 
@@ -116,8 +120,21 @@ def test_html_snapshot_draws_the_state():
     html = render(v)
     assert "t = 10 / 64" in html and "<script" not in html
     top, bottom = html.split(PROGRESS)  # the loading progress goes between them
-    assert "Step" in top and "K, layer 1" in bottom
-    assert top.startswith("<div class='kv-snap' lang='en' aria-hidden='true'>")  # a picture: screen readers skip it
+    assert "Step" in top and "K, layer 1" in bottom and "aria-hidden='true'" in bottom.split(">")[0]
+    # the title and text a picture for the eyes; the controls real buttons (static/loader.js answers them)
+    assert (
+        "<div class='kv-picture' aria-hidden='true'>" in top
+        and "aria-hidden" not in top.split("<div class='kv-snap'")[1][:40]
+    )
+    buttons = re.findall(r"<button type='button'[^>]*data-kv='(\w+)'", top)
+    assert buttons == ["step", "play", "mode", "mode", "reset", "back"], buttons
+    says = json.loads(html_module.unescape(re.search(r'data-says="([^"]*)"', top).group(1)))
+    assert says["mode"]["full"] == "Mode: No cache." and says["step"].startswith("Position 10 of 64")
+    assert says["reset"] == "Reset: “La Nela”, position 2 of 64."
+    assert (
+        says["back"]
+        == "One step back: t = 10. The cache is cut to 10 positions (truncate): nothing is recomputed, and Step will draw the same token again."
+    )
     # without the cache every column is computed: one outline per row around all ten, one line over them
     assert html.count("class='now' style='left:0.000%;width:15.625%'") == 4
     assert html.count("class='bracket'") == 1 and html.count("class='mark'") == 0

@@ -12,6 +12,7 @@ CPU that Pyodide's start needs.
 from __future__ import annotations
 
 import html
+import json
 import math
 from pathlib import Path
 
@@ -182,34 +183,68 @@ GRID_URL = "__KV_GRID_URL__"  # the build writes the grid image's address here
 PROGRESS = "<!--kv-progress-->"  # between the controls and the figure: where the page shows its loading
 
 
+def says(view) -> dict[str, str]:
+    """What the live page says (its live region, app/figure/controls.py) when the reader's action lands
+    on this state, and its labels, for the preview's loader to answer the controls with the same words
+    before Python runs (static/loader.js): `step` a step to here, `reset`, `mode[m]` a switch to mode m,
+    `back` a step back to here (at the prompt: nothing to undo), `play`/`pause` the animation, `full` Animar at the window's end; `pause_label` Animar's label while it
+    plays."""
+    t, c = (lambda msg, **kw: tr(view.lang, msg, **kw)), view.controls
+    ex = view.ex
+    step = c.step_said() + (f" {c.window_full()}" if ex.full else "")
+    out = {
+        "step": step,
+        "reset": t("live_reset", t=ex.n_prompt, n=view.n),
+        "play": t("live_play"),
+        "pause": t("live_pause"),
+        "full": c.window_full(),
+        "back": t("live_back", t=ex.t) if ex.t > ex.n_prompt else t("live_back_none"),
+        "play_label": t("play"),
+        "pause_label": t("pause"),
+    }
+    out["mode"] = {m: t("live_mode", mode=t(MODE_KEY[m])) for m in MODES}
+    return out
+
+
 def render(view, grid_url: str = GRID_URL) -> str:
-    """The page's current state (app/page.py's Explorable) as HTML: two <div class='kv-snap'> (a picture
-    for the eyes: hidden from screen readers), the title, text and controls, then the figures, with
-    PROGRESS between them, where the page's loader puts its progress (static/loader.js); styled by
-    `style()`; `grid_url`: the address of the text's grid_image."""
+    """The page's current state (app/page.py's Explorable) as HTML: two <div class='kv-snap'>, the title,
+    text and controls, then the figures, with PROGRESS between them, where the page's loader puts its
+    progress (static/loader.js); styled by `style()`; `grid_url`: the address of the text's grid_image.
+    Everything but the controls is a picture for the eyes, hidden from screen readers; the controls
+    are buttons the loader answers from the prerendered states, with the live page's words (`says`),
+    until the live page takes over."""
     t = lambda msg, **kw: tr(view.lang, msg, **kw)
     mode_on = view.ex.mode
     switch = "".join(
-        f"<span class='{m}{' on' if m == mode_on else ''}'>{'✓ ' if m == mode_on else ''}"
-        f"{html.escape(t(MODE_KEY[m]))}</span>"
+        f"<button type='button' class='{m}{' on' if m == mode_on else ''}' data-kv='mode' data-mode='{m}' "
+        f"aria-pressed='{'true' if m == mode_on else 'false'}'>{'✓ ' if m == mode_on else ''}"
+        f"{html.escape(t(MODE_KEY[m]))}</button>"
         for m in ("cache", "full")
     )
-    said, _kind = view.controls.state_said()  # the live page's two rows (app/figure/controls.py)
+    said, kind = view.controls.state_said()  # the live page's two rows (app/figure/controls.py)
+    data = html.escape(json.dumps(says(view), ensure_ascii=False), quote=True)
     controls = (
-        f"<div class='controls bar'><span class='btn primary'>{html.escape(t('step'))}</span>"
-        f"<span class='btn'>{html.escape(t('play'))}</span>"
+        f"<div class='controls topbar' data-kv-state='{view.ex.mode}-{view.ex.t}' data-says=\"{data}\">"
+        f"<button type='button' class='btn primary' data-kv='step'>{html.escape(t('step'))}</button>"
+        f"<button type='button' class='btn' data-kv='play'>{html.escape(t('play'))}</button>"
         f"<span class='bar-t'>{html.escape(t('position', t=view.ex.t, n=view.n))}</span>"
-        f"<span class='switch'>{switch}</span><span class='said'>{html.escape(said)}</span></div>"
-        f"<div class='controls'><span class='btn'>{html.escape(t('reset'))}</span>"
-        f"<span class='btn back'>{html.escape(t('back'))}</span>"
-        f"<span class='speed'>{html.escape(t('speed'))}: "
+        f"<span class='switch' role='group'>{switch}</span>"
+        f"<span class='said {kind}' aria-hidden='true'>{html.escape(said)}</span></div>"
+        f"<div class='controls'><button type='button' class='btn' data-kv='reset'>{html.escape(t('reset'))}</button>"
+        f"<button type='button' class='btn back' data-kv='back'>{html.escape(t('back'))}</button>"
+        f"<span class='speed' aria-hidden='true'>{html.escape(t('speed'))}: "
         f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>"
     )
     cards = "".join(
         f"<div class='cardhead'>› {html.escape(title)}</div>" for title in [t("advanced"), t("table_heading")]
     )
     more = "".join(f"<div class='cardhead'>› {html.escape(t(s.title_key))}</div>" for s in view.sections)
-    top = f"<div class='kv-head'>{view.header.layout.object}</div>" + view.text.layout.object + controls
+    top = (
+        f"<div class='kv-picture' aria-hidden='true'><div class='kv-head'>{view.header.layout.object}</div>"
+        + view.text.layout.object
+        + "</div>"
+        + controls
+    )
     bottom = (
         view.grid.heading.object
         + (view.grid.prefill.object if view.grid.prefill.visible else "")
@@ -224,8 +259,8 @@ def render(view, grid_url: str = GRID_URL) -> str:
         + view.more_heading.object
         + more
     )
-    part = f"<div class='kv-snap' lang='{view.lang}' aria-hidden='true'>"
-    return f"{part}{top}</div>{PROGRESS}{part}{bottom}</div>"
+    part = f"<div class='kv-snap' lang='{view.lang}'>"
+    return f"{part}{top}</div>{PROGRESS}{part[:-1]} aria-hidden='true'>{bottom}</div>"
 
 
 def style() -> str:

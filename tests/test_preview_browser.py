@@ -1,0 +1,137 @@
+"""The preview answers the lesson's controls before Python runs, and the live page continues where the
+reader is (issue 21): static site in headless Chromium, the app archive held back until the test lets
+it go, so every click here lands on the preview.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.i18n import tr
+from tests.browser import chromium_missing, open_page, serve, wait_for_text, wait_ready, wait_t
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
+
+# The worker never hears where the reader is: the live page is built at the URL's state and every
+# action on the preview is replayed (the path the clicks made while the app is being built take).
+NO_POSITIONS = """
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (msg, ...rest) {
+    if (msg && msg.type === "position") return;
+    return post.call(this, msg, ...rest);
+  };
+"""
+
+
+class HeldApp:
+    """The app archive's request held until release(): Python cannot be ready before."""
+
+    def __init__(self, context):
+        self.held, self.released = [], False
+        context.route("**/assets/app.*.zip", self.handle)
+
+    def handle(self, route):
+        if self.released:
+            route.continue_()
+        else:
+            self.held.append(route)
+
+    def release(self):
+        self.released = True
+        for route in self.held:
+            route.continue_()
+
+
+def open_held(browser, url: str, init: str | None = None):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    if init:
+        context.add_init_script(init)
+    app = HeldApp(context)
+    page, _ = open_page(browser, url, context=context)
+    page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
+    return page, app
+
+
+def preview_at(page, name: str):
+    page.wait_for_function("(name) => document.getElementById('kv-snapshot').dataset.state === name", arg=name)
+
+
+def said(page) -> str:
+    return page.locator("#kv-say").inner_text()
+
+
+@pytest.mark.parametrize("lang, told", [("es", True), ("en", False)])
+def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
+    """Avanzar twice and Sin caché on the preview: answered at once, with the live page's words; the live
+    page then shows t = 4 without the cache, the actions neither lost nor made twice. `told`: the worker
+    builds the app there (position messages); else the page replays the actions."""
+    t = lambda key, **kw: tr(lang, key, **kw)
+    with serve(site) as url:
+        page, app = open_held(browser, url + f"index.html?lang={lang}", None if told else NO_POSITIONS)
+        snap = page.locator("#kv-snapshot")
+        step = snap.get_by_role("button", name=t("step"))
+        step.click()
+        preview_at(page, f"{lang}-cache-3")
+        assert said(page).startswith(t("live_step", t=3, n=64, tok="@", mode="@", c="@").split("@")[0])
+        step.click()
+        snap.get_by_role("button", name=t("mode_full")).click()
+        preview_at(page, f"{lang}-full-4")
+        assert said(page) == t("live_mode", mode=t("mode_full"))
+        assert page.evaluate("document.body.dataset.ready") is None  # all of it before Python was ready
+        assert "t = 4 / 64" in snap.locator(".topbar").inner_text()
+        app.release()
+        wait_ready(page)
+        assert page.evaluate("window.kv.replayed") == ([] if told else ["step", "step", "toggle"])
+        page.wait_for_function("/mode=full&t=4&/.test(document.body.dataset.kvState || '')", timeout=20000)
+        wait_t(page, 4)
+        # the reader's focus (on the preview's Sin caché) goes on from the live page's own
+        focused = """() => { let el = document.activeElement;
+                             while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+                             return el ? el.textContent.trim() : null; }"""
+        assert page.evaluate(focused) == t("mode_full")
+        page.get_by_role("button", name=t("step")).first.click()  # the live page goes on from there
+        wait_t(page, 5)
+        page.wait_for_function("/mode=full&t=5&/.test(document.body.dataset.kvState)", timeout=20000)
+        assert not [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
+
+
+def test_keys_and_animation_on_the_preview(site, browser):
+    """The keyboard's shortcuts and Animar at the page's speed move the preview; Reiniciar goes back."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=pt&speed=20")
+        page.locator("body").click(position={"x": 5, "y": 5})
+        page.keyboard.press("n")
+        preview_at(page, "pt-cache-3")
+        page.keyboard.press("c")
+        preview_at(page, "pt-full-3")
+        page.keyboard.press("p")  # Animar: step after step, to the window's end
+        page.wait_for_function("document.getElementById('kv-snapshot').dataset.state === 'pt-full-64'", timeout=30000)
+        assert said(page).startswith(tr("pt", "live_step", t=64, n=64, tok="@", mode="@", c="@").split("@")[0])
+        assert said(page).endswith(tr("pt", "window_full", n=64, next=65))  # stopped there, as the live page does
+        assert page.evaluate("window.kv.preview.playing") is False
+        page.keyboard.press("r")
+        preview_at(page, "pt-full-2")
+        assert said(page) == tr("pt", "live_reset", t=2, n=64)
+        app.release()
+        wait_ready(page)
+        page.wait_for_function("/mode=full&t=2&/.test(document.body.dataset.kvState || '')", timeout=20000)
+
+
+@pytest.mark.parametrize("lang", ["pt"])
+def test_the_step_past_the_window_waits_for_the_model(site, browser, lang):
+    """At t = 64 a click on Avanzar before Python is ready is kept, the page says it waits for the model,
+    and the live model answers it: the IndexError at 65."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + f"index.html?lang={lang}&t=64")
+        preview_at(page, f"{lang}-cache-64")
+        page.locator("#kv-snapshot").get_by_role("button", name=tr(lang, "step")).click()
+        page.wait_for_function("document.body.dataset.kept === '1'")
+        assert said(page) == tr(lang, "shell_kept")
+        assert tr(lang, "shell_kept") in page.locator("#kv-snapshot .topbar").inner_text()
+        app.release()
+        wait_ready(page)
+        assert page.evaluate("window.kv.replayed") == ["step"]
+        wait_for_text(page, "IndexError", timeout_ms=30000)
+        assert re.search(r"t=64&", page.evaluate("document.body.dataset.kvState"))
