@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,10 +68,16 @@ def hashed_name(name: str, data: bytes, n: int = 10) -> str:
     return f"{stem}.{sha256_bytes(data)[:n]}.{ext}" if dot else f"{name}.{sha256_bytes(data)[:n]}"
 
 
+def part_path(path: Path) -> Path:
+    """Where to write `path` before renaming it into place: beside it, named for this process and call, so
+    two builds sharing a cache (tests in parallel, a benchmark beside a build) never write one file."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
+
+
 def write_atomic(path: Path, data: bytes) -> Path:
     """Write next to the target, then rename: a cache entry is either whole or absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
+    part = part_path(path)
     part.write_bytes(data)
     os.replace(part, path)
     return path

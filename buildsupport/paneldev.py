@@ -14,7 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .common import DEFAULT_CACHE
+from .common import DEFAULT_CACHE, part_path
 from .inputs import Inputs
 from .lockfile import load_lock
 from .packages import unpack_runtime
@@ -31,15 +31,17 @@ def sandbox_runtime(cache: Path, pyodide_wheels=()) -> Path:
     out = inputs.derived / f"sandbox-{runtime.dir.name}"
     if (out / numpy["file_name"]).is_file():
         return out
-    staging = out.with_name(out.name + ".part")
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = part_path(out)
     staging.mkdir(parents=True)
     for name in RUNTIME_FILES:
         shutil.copyfile(runtime.dir / name, staging / name)
     wheel = inputs.compiled_wheels({"numpy": numpy})["numpy"]
     shutil.copyfile(wheel, staging / numpy["file_name"])
     shutil.rmtree(out, ignore_errors=True)
-    os.replace(staging, out)
+    try:
+        os.replace(staging, out)
+    except OSError:  # another build put it there in the meantime: theirs is the same
+        shutil.rmtree(staging, ignore_errors=True)
     return out
 
 

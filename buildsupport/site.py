@@ -34,6 +34,7 @@ class Site:
     config: dict = field(default_factory=dict)
     preloads: list[str] = field(default_factory=list)
     inline_snapshot: tuple[str, str] = ("", "")  # the default state's preview, around the progress
+    inline_ahead: str = ""  # the states one action from it, as inert <template>s (the first click's answer)
 
     def add(self, rel: str, data: bytes | Path) -> str:
         self.files[rel] = data
@@ -116,7 +117,8 @@ def add_snapshots(site: Site, pre: dict) -> None:
     folder = "assets/states-" + sha256_bytes(json.dumps(states).encode())[:10] + "/"
     for name, doc in states.items():
         site.add(folder + name, doc.encode())
-    inline = f"{pre['default_lang']}-cache-{pre['query']['params']['t']['bounds'][0]}"
+    prompt = pre["query"]["params"]["t"]["bounds"][0]
+    inline = f"{pre['default_lang']}-cache-{prompt}"
     site.config.update(
         states=folder,
         defaultLang=pre["default_lang"],
@@ -126,6 +128,12 @@ def add_snapshots(site: Site, pre: dict) -> None:
     )
     top, bottom = states[inline + ".html"].split(pre["progress_marker"])
     site.inline_snapshot = (pre["snapshot_style"] + top, bottom)
+    # A click on the first paint's Avanzar or Sin caché is answered from the page itself (static/loader.js
+    # reads these), not from a fetch queued behind Pyodide's downloads.
+    ahead = (f"{pre['default_lang']}-cache-{prompt + 1}", f"{pre['default_lang']}-full-{prompt}")
+    site.inline_ahead = "".join(
+        f'<template data-kv-ahead="{name}">{states[name + ".html"]}</template>' for name in ahead
+    )
 
 
 def add_runtime(site: Site, runtime: Runtime, derived: Derived, version: str, cdn: str | None) -> None:
@@ -276,6 +284,7 @@ def add_pages(site: Site) -> None:
         "{{SNAPSHOT_STATE}}": site.config["inlineState"],
         "{{SNAPSHOT_TOP}}": site.inline_snapshot[0],
         "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1],
+        "{{SNAPSHOT_AHEAD}}": site.inline_ahead,
     }
     page = (STATIC / "index.html").read_text(encoding="utf-8")
     unknown = sorted(set(re.findall(r"\{\{\w+\}\}", page)) - set(fills))

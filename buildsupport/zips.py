@@ -15,6 +15,8 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .common import part_path
+
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 
 
@@ -23,7 +25,7 @@ def write_zip(root: Path, out: Path, files: Iterable[Path] | None = None, deflat
     deflated); atomic."""
     chosen = sorted(p for p in (files if files is not None else root.rglob("*")) if p.is_file())
     out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_name(out.name + ".part")
+    part = part_path(out)
     method = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
     with zipfile.ZipFile(part, "w", method, compresslevel=9 if deflate else None) as z:
         for p in chosen:

@@ -293,6 +293,7 @@
     if (live) return;
     const holder = document.getElementById("kv-snapshot");
     performance.mark("kv-snapshot-start");
+    readAhead();
     if (!inlined()) {
       try {
         swapPreview(holder, await loadState(preview.name), preview.name);
@@ -330,6 +331,14 @@
     done: false, // the live page took over
   });
   const stateTexts = new Map(); // state name -> its HTML
+  // index.html carries the states one action from its own preview (the first click needs no fetch):
+  // read once the document is parsed.
+  function readAhead() {
+    for (const tpl of document.querySelectorAll("template[data-kv-ahead]")) {
+      if (tpl.dataset.kvAhead.startsWith(lang + "-")) stateTexts.set(tpl.dataset.kvAhead, tpl.innerHTML);
+      tpl.remove();
+    }
+  }
   const stateFetches = new Map(); // state name -> the promise of its HTML
   let chain = Promise.resolve(); // the states are drawn in the order of the actions
   const stateName = (mode, t) => `${lang}-${mode}-${t}`;
@@ -475,7 +484,7 @@
         return go(pv.mode, PROMPT, cmd, (w) => w.reset);
       case "back":
         stopPlaying(true);
-        if (pv.t <= PROMPT) return void (chain = chain.then(() => announce(says().back)));
+        if (pv.t <= PROMPT) return void (chain = chain.then(() => announce(says().back_none)));
         return go(pv.mode, pv.t - 1, cmd, (w) => w.back);
       case "play":
         if (pv.playing) return stopPlaying(false);

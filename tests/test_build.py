@@ -184,6 +184,27 @@ def test_zip_writer_is_deterministic(tmp_path):
     assert zipfile.ZipFile(tmp_path / "one.zip").namelist() == ["a.txt", "pkg/b.py"]
 
 
+def test_builds_sharing_a_cache_never_write_one_file(tmp_path):
+    """Two builds at once on one cache (the tests with -n 2, a benchmark beside a build) write the same
+    entries: each writes its own part and renames it, so none finds its part gone (a shared `.part`
+    name failed a parallel run with FileNotFoundError)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from buildsupport.common import write_atomic
+
+    target, data = tmp_path / "derived" / "entry.zst", os.urandom(1 << 20)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.txt").write_bytes(data)
+    with ThreadPoolExecutor(8) as pool:
+        done = [pool.submit(write_atomic, target, data) for _ in range(16)]
+        done += [pool.submit(write_zip, tree, tmp_path / "app.zip") for _ in range(16)]
+        for job in done:
+            job.result()  # raises what a write raised
+    assert target.read_bytes() == data and zipfile.ZipFile(tmp_path / "app.zip").read("a.txt") == data
+    assert sorted(p.name for p in tmp_path.rglob("*.part")) == []
+
+
 def test_compile_pyc_ships_sourceless_bytecode(tmp_path):
     """in_pyodide/compile_pyc.py (here in CPython): only the listed modules become .pyc, in place
     of their source; a file that does not compile stays as source and is counted."""
@@ -282,6 +303,14 @@ def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
     assert SENTINEL_CDN not in snap and "<script" not in snap and f"url(assets/{grid})" in snap
     assert "t = 2 / 64" in snap and snap.count("class='now' style='left:0.000%;width:3.125%'") == 4
     assert "262\u202f912" in snap
+    # and the states one action from it (Avanzar, Sin caché), inert, as their files are: a click on the first
+    # paint is answered without a fetch
+    ahead = re.findall(r'<template data-kv-ahead="([\w-]+)">', page)
+    assert ahead == ["es-cache-3", "es-full-2"], ahead
+    for name in ahead:
+        state = next((dist / "assets").glob(f"states-*/{name}.html")).read_text()
+        assert f'<template data-kv-ahead="{name}">{state}</template>' in page
+    assert page.index('id="kv-loader"') < page.index("<template")  # after the first paint's own HTML
 
 
 # ---------------------------------------------------------------- cache checks and failures

@@ -98,7 +98,8 @@ def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
 
 
 def test_keys_and_animation_on_the_preview(site, browser):
-    """The keyboard's shortcuts and Animar at the page's speed move the preview; Reiniciar goes back."""
+    """The keyboard's shortcuts and Animar at the page's speed move the preview; Reiniciar goes back to the
+    prompt, the step back one position."""
     with serve(site) as url:
         page, app = open_held(browser, url + "index.html?lang=pt&speed=20")
         page.locator("body").click(position={"x": 5, "y": 5})
@@ -114,6 +115,15 @@ def test_keys_and_animation_on_the_preview(site, browser):
         page.keyboard.press("r")
         preview_at(page, "pt-full-2")
         assert said(page) == tr("pt", "live_reset", t=2, n=64)
+        page.keyboard.press("b")  # the step back: nothing to undo at the prompt, as the live page says
+        page.wait_for_function(
+            "(s) => document.getElementById('kv-say').textContent === s", arg=tr("pt", "live_back_none")
+        )
+        page.keyboard.press("n")
+        preview_at(page, "pt-full-3")
+        page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "back")).click()
+        preview_at(page, "pt-full-2")
+        assert said(page) == tr("pt", "live_back", t=2)
         app.release()
         wait_ready(page)
         page.wait_for_function("/mode=full&t=2&/.test(document.body.dataset.kvState || '')", timeout=20000)
