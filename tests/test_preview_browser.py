@@ -44,8 +44,8 @@ class HeldApp:
             route.continue_()
 
 
-def open_held(browser, url: str, init: str | None = None):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+def open_held(browser, url: str, init: str | None = None, width: int = 1280, height: int = 800):
+    context = browser.new_context(viewport={"width": width, "height": height})
     if init:
         context.add_init_script(init)
     app = HeldApp(context)
@@ -145,3 +145,89 @@ def test_the_step_past_the_window_waits_for_the_model(site, browser, lang):
         assert page.evaluate("window.kv.replayed") == ["step"]
         wait_for_text(page, "IndexError", timeout_ms=30000)
         assert re.search(r"t=64&", page.evaluate("document.body.dataset.kvState"))
+
+
+# Where the figure's parts are (px from the document's top): the preview's headings, its sections' titles
+# and Avanzar, then the same texts in the live page (in Bokeh's shadow roots), and the document's height.
+PREVIEW_MARKS = """() => {
+  const els = document.querySelectorAll('#kv-snapshot .kv-snap h2, #kv-snapshot .kv-snap h3, ' +
+                                        '#kv-snapshot .cardhead > span:last-child, #kv-snapshot [data-kv=step]');
+  return [...els].map((el) => [el.textContent.trim(), Math.round(el.getBoundingClientRect().top + scrollY)]);
+}"""
+LIVE_MARKS = """(texts) => {
+  const found = {};
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      const own = [...el.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join('').trim();
+      if (own && texts.includes(own) && !(own in found)) {
+        const r = el.getBoundingClientRect();
+        if (r.height > 0) found[own] = Math.round(r.top + scrollY);
+      }
+    }
+  };
+  walk(document.getElementById('kv-live'));
+  return found;
+}"""
+SAME_PLACES = f"""([marks, height]) => {{
+  if (document.body.dataset.ready !== 'true') return false;
+  const found = ({LIVE_MARKS})(marks.map((m) => m[0]));
+  window.__moved = marks.filter(([text, top]) => !(text in found) || Math.abs(found[text] - top) > 1)
+                        .map(([text, top]) => [text, top, found[text]]);
+  window.__height = document.documentElement.scrollHeight;
+  return window.__moved.length === 0 && Math.abs(window.__height - height) <= 1;
+}}"""
+
+
+def preview_marks(page) -> tuple[list, int]:
+    marks = page.evaluate(PREVIEW_MARKS)
+    assert len(marks) > 15, marks  # the headings, the readouts' cards, the sections, Avanzar
+    return marks, page.evaluate("document.documentElement.scrollHeight")
+
+
+def live_in_place(page, marks, height) -> None:
+    """Wait until the live page has every preview's mark where the preview had it (1 px for rounding) and
+    the document the preview's height; else fail naming what moved."""
+    try:
+        page.wait_for_function(SAME_PLACES, arg=[marks, height], timeout=60000, polling=200)
+    except Exception:
+        moved, now = page.evaluate("[window.__moved, window.__height]")
+        raise AssertionError(f"the hand-over moved (text, preview, live): {moved}; height {height} -> {now}") from None
+
+
+@pytest.mark.parametrize(
+    "lang, width, height, query",
+    [
+        ("es", 360, 740, ""),
+        ("en", 390, 844, ""),
+        ("pt", 1280, 800, ""),
+        ("es", 1280, 800, "&embed=1"),
+        ("pt", 360, 740, "&theme=dark"),
+        ("en", 768, 1024, "&t=10&mode=full"),
+    ],
+)
+def test_the_hand_over_moves_nothing(site, browser, lang, width, height, query):
+    """The preview is laid out as the live page will be (app/figure/snapshot.py): when the live page takes
+    its place, every heading, every section's title and Avanzar stay where they were, to the pixel, and
+    the page keeps its height, so the course text below a frame does not move either."""
+    with serve(site) as url:
+        page, _ = open_page(browser, url + f"index.html?lang={lang}{query}", width=width, height=height)
+        page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
+        marks, total = preview_marks(page)
+        live_in_place(page, marks, total)
+        page.context.close()
+
+
+def test_the_hand_over_moves_nothing_where_the_reader_went(site, browser):
+    """Steps and Sin caché on the preview (the grey ramp and its strip drawn): the live page built there
+    has everything where the preview had it."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=es", width=360, height=740)
+        snap = page.locator("#kv-snapshot")
+        snap.get_by_role("button", name=tr("es", "step")).click()
+        snap.get_by_role("button", name=tr("es", "mode_full")).click()
+        preview_at(page, "es-full-3")
+        marks, total = preview_marks(page)
+        app.release()
+        live_in_place(page, marks, total)
+        page.context.close()

@@ -12,10 +12,11 @@ from .parts import Part, esc, html_pane
 
 
 class ClockPlot(Part):
-    """The measured time of every step, both ways; hidden (no empty plot) until there is one, and
-    made then (fewer models to build and render at start)."""
+    """The measured time of every step, both ways; hidden at the prompt until there is one (no empty
+    plot), and made when first shown (fewer models to build and render at start)."""
 
     watches = ("revision", "clock")
+    HEIGHT = 220  # px, the figure's (the first paint takes the same: app/figure/snapshot.py)
 
     def build(self):
         self.heading = html_pane()
@@ -24,7 +25,7 @@ class ClockPlot(Part):
         self.layout = pn.Column(self.heading, sizing_mode="stretch_width", margin=0, visible=False)
 
     def make_figure(self):
-        f = position_figure(self.n, 220, grid="xy")
+        f = position_figure(self.n, self.HEIGHT, grid="xy")
         full = f.add_glyph(
             self.points, Scatter(x="pos", y="full_ms", marker="square", size=6, fill_color=GREY, line_color=GREY)
         )
@@ -78,7 +79,15 @@ class ClockPlot(Part):
                 }
             )
         self.drawn = pos
-        if pos and self.figure is None:
+        shown = self.shown()
+        if shown and self.figure is None:
             self.make_figure()
-        if self.layout.visible != bool(pos):  # no empty plot: the figure itself too (a hidden pane
-            self.layout.visible = self.figure.visible = bool(pos)  # alone still kept its height)
+        if self.layout.visible != shown:  # the figure itself too (a hidden pane alone still kept its height)
+            self.layout.visible = self.figure.visible = shown
+
+    def shown(self) -> bool:
+        """Once a step is measured, or past the prompt (its point is on its way: the page times a step
+        once it has drawn it); at the prompt with nothing measured, no empty plot. The first paint takes
+        its room by the same rule (app/figure/snapshot.py)."""
+        ex = self.ex
+        return ex.t > ex.n_prompt or any(m.cached_s is not None for m in ex.measures.values())

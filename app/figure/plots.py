@@ -75,6 +75,8 @@ def grid_rows(cfg) -> list[tuple[int, str]]:
 
 
 class CacheGrid(Part):
+    HEIGHT = 230  # px, the figure's (the first paint takes the same: app/figure/snapshot.py)
+
     def build(self):
         self.rows = grid_rows(self.ex.cfg)
         self.heading, self.note, self.prefill = html_pane(), html_pane(), html_pane(visible=False)
@@ -131,7 +133,7 @@ class CacheGrid(Part):
         self.block = ColumnDataSource({"x": [], "y": [], "w": []})  # one outline per row
         self.bracket = ColumnDataSource({"xs": [], "ys": []})  # over the block
         self.future = ColumnDataSource({"x": [n + 1] * len(rows), "y": ys, "w": [0] * len(rows)})
-        f = position_figure(n, 230, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
+        f = position_figure(n, self.HEIGHT, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
         f.add_glyph(
             self.images,
             Image(
@@ -317,12 +319,16 @@ class QueryReads(Part):
     per layer and head, under the grid's columns (log colour scale; exact values on hover). Without
     the cache, the proof that the rows the full pass computed again are the ones the cache kept."""
 
+    def figure_height(self) -> int:
+        """Room for the axis and 14 px per row (the first paint takes the same: app/figure/snapshot.py)."""
+        return 40 + 14 * len(self.rows)
+
     def build(self):
         cfg = self.ex.cfg
         self.rows = [(layer, head) for layer in range(cfg.n_layers) for head in range(cfg.n_heads)]
         self.heading, self.proof = html_pane(), html_pane()
         self.image = ColumnDataSource({"image": [np.full((len(self.rows), self.n), np.nan, dtype=np.float32)]})
-        f = position_figure(self.n, 40 + 14 * len(self.rows), y_range=Range1d(0, len(self.rows)))
+        f = position_figure(self.n, self.figure_height(), y_range=Range1d(0, len(self.rows)))
         r = f.add_glyph(
             self.image,
             Image(
@@ -422,6 +428,8 @@ class CostBars(Part):
     from then on the grey ramp t·c(t) too, and a strip below that keeps the green bars visible
     at `zoom` times their height. The current mode's bars are solid, the other's faded."""
 
+    HEIGHT, STRIP_HEIGHT = 260, 130  # px, the figure's and the strip's (the first paint takes the same)
+
     def build(self):
         n, ex = self.n, self.ex
         pos = np.arange(1, n + 1)
@@ -437,7 +445,7 @@ class CostBars(Part):
                 "ratio": [f"{p}×" for p in pos],
             }
         )
-        f = position_figure(n, 260, y_range=Range1d(0, self.scales.cached), grid="y")
+        f = position_figure(n, self.HEIGHT, y_range=Range1d(0, self.scales.cached), grid="y")
         self.full = f.add_glyph(
             self.bars,
             VBar(
@@ -486,7 +494,7 @@ class CostBars(Part):
 
     def make_strip(self):
         """The green bars again, at their own scale, under the ramp, in the strip's pane."""
-        s = position_figure(self.n, 130, y_range=Range1d(0, self.scales.cached), grid="y")
+        s = position_figure(self.n, self.STRIP_HEIGHT, y_range=Range1d(0, self.scales.cached), grid="y")
         s.add_glyph(self.bars, VBar(x="pos", top="c", width=0.8, fill_color=GREEN, line_color=PALETTE["cache-deep"]))
         s.xaxis.major_label_text_font_size = "0pt"
         s.css_classes = ["kv-bars-zoom"]

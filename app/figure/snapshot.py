@@ -22,7 +22,8 @@ from ..i18n import num, tr
 from ..state.explorer import COMPUTED
 from ..state.settings import MODES
 from ..style import CELL_PALETTE, CSS, ticks
-from .plots import ROW_KEY, computed_block, grid_rows
+from .clock_plot import ClockPlot
+from .plots import ROW_KEY, CacheGrid, CostBars, computed_block, grid_rows
 from .png import indexed_png
 
 PALETTE = CELL_PALETTE
@@ -127,9 +128,12 @@ def _reads(view) -> str:
             f"<div style='flex:{n - view.ex.t}'></div></div>"
         )
     return (
-        view.reads.heading.object
-        + f"<div class='fig kv-canvas' style='margin-left:70px;display:block'>{''.join(rows)}</div>"
-        + view.reads.proof.object
+        _pane(view.reads.heading.object)
+        + _pane(
+            f"<div class='fig kv-canvas' style='margin-left:70px;display:block'>{''.join(rows)}</div>",
+            view.reads.figure_height(),
+        )
+        + _pane(view.reads.proof.object)
     )
 
 
@@ -164,18 +168,58 @@ def _bars(view) -> str:
         + (f"<br><span class='swatch full'></span> {html.escape(t('bars_full'))}" if ramp else "")
         + "</div>"
     )
-    out = _bar_plot(
-        view,
-        scales.full if ramp else scales.cached,
-        220,
-        ("full", "cached") if ramp else ("cached",),
-        legend,
-        t("bars_y"),
+    out = _pane(
+        _bar_plot(
+            view,
+            scales.full if ramp else scales.cached,
+            220,
+            ("full", "cached") if ramp else ("cached",),
+            legend,
+            t("bars_y"),
+        )
+        + f"<div class='xlab'>{html.escape(t('grid_x'))}</div>",
+        FIGURE_HEIGHT["bars"],
     )
-    if ramp:
-        zoom = f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_zoom', zoom=num(scales.zoom, view.lang)))}</div>"
-        out += _bar_plot(view, scales.cached, 90, ("cached",), zoom, "")
-    return out + f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
+    if ramp:  # the strip under the ramp: its legend as text, then the green bars at their own scale
+        out += f"<div class='pane flat'>{view.bars.strip_head.object}</div>"
+        out += _pane(_bar_plot(view, scales.cached, 100, ("cached",), "", ""), FIGURE_HEIGHT["strip"])
+    return out
+
+
+# The live figures' heights (app/figure/plots.py: position_figure(n, height)): each preview figure takes
+# the room its live one will, so the hand-over to the live page moves nothing.
+FIGURE_HEIGHT = {
+    "grid": CacheGrid.HEIGHT,
+    "bars": CostBars.HEIGHT,
+    "strip": CostBars.STRIP_HEIGHT,
+    "clock": ClockPlot.HEIGHT,
+}
+
+
+def _clock(view) -> str:
+    """The clock's plot, where the live page shows it (app/figure/clock_plot.py ClockPlot.shown): its
+    heading and an empty frame of its height; its points are measured in the reader's browser."""
+    if not view.clock.shown():
+        return ""
+    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    return _pane(view.clock.heading.object) + _pane(
+        f"<div class='fig kv-canvas' style='height:{FIGURE_HEIGHT['clock'] - 40}px;margin-top:10px'>"
+        f"<div class='ylab'></div><div class='plot'></div></div><div class='xlab'>{html.escape(t('grid_x'))}</div>",
+        FIGURE_HEIGHT["clock"],
+    )
+
+
+def _card(title: str) -> str:
+    """A section's closed disclosure, as the live page draws it (app/components/widgets.css)."""
+    return f"<div class='cardhead'><span class='chevron'></span><span>{html.escape(title)}</span></div>"
+
+
+def _pane(inner: str, height: int | None = None, kind: str = "") -> str:
+    """One of the live page's panes (Panel's margin of 5 px above and below, a column of them: no margin
+    collapses), or, `height` px tall, a figure's (no margin above or below)."""
+    style = f" style='height:{height}px'" if height else ""
+    kind = kind or ("flat" if height else "")  # a figure's pane has no margin above or below
+    return f"<div class='pane{' ' + kind if kind else ''}'{style}>{inner}</div>"
 
 
 MODE_KEY = {"cache": "mode_cache", "full": "mode_full"}
@@ -230,34 +274,34 @@ def render(view, grid_url: str = GRID_URL) -> str:
         f"<button type='button' class='btn' data-kv='play'>{html.escape(t('play'))}</button>"
         f"<span class='bar-t'>{html.escape(t('position', t=view.ex.t, n=view.n))}</span>"
         f"<span class='switch' role='group'>{switch}</span>"
-        f"<span class='said {kind}' aria-hidden='true'>{html.escape(said)}</span></div>"
-        f"<div class='controls'><button type='button' class='btn' data-kv='reset'>{html.escape(t('reset'))}</button>"
+        f"<span class='status' aria-hidden='true'><span class='said {kind}'>{html.escape(said)}</span>"
+        f"<span class='hint'>{html.escape(t('keys_hint'))}</span></span></div>"
+        f"<div class='controls more'><button type='button' class='btn' data-kv='reset'>{html.escape(t('reset'))}</button>"
         f"<button type='button' class='btn back' data-kv='back'>{html.escape(t('back'))}</button>"
-        f"<span class='speed' aria-hidden='true'>{html.escape(t('speed'))}: "
-        f"<b>{num(view.session.settings.speed, view.lang)}</b><i></i></span></div>"
+        f"<span class='speed' aria-hidden='true'><span class='label'>{html.escape(t('speed'))}: "
+        f"<b>{num(view.session.settings.speed, view.lang)}</b></span><i></i></span><span class='speed-note'></span></div>"
     )
-    cards = "".join(
-        f"<div class='cardhead'>› {html.escape(title)}</div>" for title in [t("advanced"), t("table_heading")]
-    )
-    more = "".join(f"<div class='cardhead'>› {html.escape(t(s.title_key))}</div>" for s in view.sections)
+    cards = "".join(_card(title) for title in [t("advanced"), t("table_heading")])
+    more = "".join(_card(t(s.title_key)) for s in view.sections)
     top = (
-        f"<div class='kv-picture' aria-hidden='true'><div class='kv-head'>{view.header.layout.object}</div>"
-        + view.text.layout.object
+        f"<div class='kv-picture' aria-hidden='true'>{_pane(view.header.layout.object, kind='kv-head')}"
+        + _pane(view.text.layout.object)
         + "</div>"
         + controls
     )
     bottom = (
-        view.grid.heading.object
-        + (view.grid.prefill.object if view.grid.prefill.visible else "")
-        + _grid(view, grid_url)
-        + view.grid.note.object
+        _pane(view.grid.heading.object)
+        + (_pane(view.grid.prefill.object) if view.grid.prefill.visible else "")
+        + _pane(_grid(view, grid_url), FIGURE_HEIGHT["grid"])
+        + _pane(view.grid.note.object)
         + _reads(view)
-        + view.bars.heading.object
+        + _pane(view.bars.heading.object)
         + _bars(view)
-        + view.bars.note.object
-        + view.readouts.layout.object
+        + _pane(view.bars.note.object)
+        + _pane(view.readouts.layout.object)
+        + _clock(view)
         + cards
-        + view.more_heading.object
+        + _pane(view.more_heading.object)
         + more
     )
     part = f"<div class='kv-snap' lang='{view.lang}'>"
