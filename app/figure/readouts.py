@@ -129,7 +129,11 @@ class Readouts(Part):
 
     def card_proof(self) -> str:
         proof = self.ex.clock().proof
-        text = self.t("proof_value", diff=sci(proof, self.lang)) if proof is not None else self.t("proof_none")
+        if proof is None:
+            text = esc(self.t("proof_none"))
+        else:  # the value on a line of its own: the card's height does not depend on its digits
+            value = f"<span class='num proof-value'>{esc(sci(proof, self.lang))}</span>"
+            text = esc(self.t("proof_value", diff="\x00")).replace("\x00", value)
         fmt = self.ex.fmt
         explain = (
             self.t("proof_explain")
@@ -139,7 +143,7 @@ class Readouts(Part):
             else self.t("proof_explain_fmt", fmt=fmt)
         )
         explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""  # nothing compared yet
-        return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{esc(text)}</p>{explain}")
+        return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{text}</p>{explain}")
 
     SHOWN = 8  # rows of candidates, always (the card keeps its height from step to step)
 
