@@ -215,8 +215,8 @@ def _card(title: str) -> str:
 
 
 def _pane(inner: str, height: int | None = None, kind: str = "") -> str:
-    """One of the live page's panes (Panel's margin of 5 px above and below, a column of them: no margin
-    collapses), or, `height` px tall, a figure's (no margin above or below)."""
+    """One of the live page's panes (Panel's margin of 5 px above and below, none collapsing: snapshot.css),
+    or, `height` px tall, a figure's (no margin above or below)."""
     style = f" style='height:{height}px'" if height else ""
     kind = kind or ("flat" if height else "")  # a figure's pane has no margin above or below
     return f"<div class='pane{' ' + kind if kind else ''}'{style}>{inner}</div>"
