@@ -12,8 +12,8 @@ from .parts import Part, esc, html_pane
 
 
 class ClockPlot(Part):
-    """The measured time of every step, both ways; hidden at the prompt until there is one (no empty
-    plot), and made when first shown (fewer models to build and render at start)."""
+    """The measured time of every step, both ways; hidden at the prompt until there is one, its room kept
+    past the prompt until its first point, and made then (fewer models to build and render at start)."""
 
     watches = ("revision", "clock")
     HEIGHT = 220  # px, the figure's (the first paint takes the same: app/figure/snapshot.py)
@@ -22,7 +22,9 @@ class ClockPlot(Part):
         self.heading = html_pane()
         self.points = ColumnDataSource({"pos": [], "cached_ms": [], "full_ms": []})
         self.figure = None
-        self.layout = pn.Column(self.heading, sizing_mode="stretch_width", margin=0, visible=False)
+        # its room until the first point (a figure with no data sent the browser's range back as -inf)
+        self.placeholder = pn.Spacer(height=self.HEIGHT, sizing_mode="stretch_width", margin=0)
+        self.layout = pn.Column(self.heading, self.placeholder, sizing_mode="stretch_width", margin=0, visible=False)
 
     def make_figure(self):
         f = position_figure(self.n, self.HEIGHT, grid="xy")
@@ -42,7 +44,7 @@ class ClockPlot(Part):
         f.add_tools(self.hover)
         self.figure = f
         self.relabel_figure()
-        self.layout.append(pn.pane.Bokeh(f, sizing_mode="stretch_width"))
+        self.layout.objects = [self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width")]
 
     def relabel_figure(self):
         t, f = self.t, self.figure
@@ -79,11 +81,13 @@ class ClockPlot(Part):
                 }
             )
         self.drawn = pos
-        shown = self.shown()
-        if shown and self.figure is None:
+        if pos and self.figure is None:
             self.make_figure()
+        shown = self.shown()
         if self.layout.visible != shown:  # the figure itself too (a hidden pane alone still kept its height)
-            self.layout.visible = self.figure.visible = shown
+            self.layout.visible = shown
+            if self.figure is not None:
+                self.figure.visible = shown
 
     def shown(self) -> bool:
         """Once a step is measured, or past the prompt (its point is on its way: the page times a step
