@@ -231,8 +231,8 @@ def says(view) -> dict[str, str]:
     """What the live page says (its live region, app/figure/controls.py) when the reader's action lands
     on this state, and its labels, for the preview's loader to answer the controls with the same words
     before Python runs (static/loader.js): `step` a step to here, `reset`, `mode[m]` a switch to mode m,
-    `back` a step back to here, `back_none` one at the prompt (nothing to undo), `play`/`pause` the animation, `full` Animar at the window's end; `pause_label` Animar's label while it
-    plays."""
+    `back` a step back to here, `back_none` one at the prompt (nothing to undo), `play`/`pause` the
+    animation, `full` Animar at the window's end; `pause_label` Animar's label while it plays."""
     t, c = (lambda msg, **kw: tr(view.lang, msg, **kw)), view.controls
     ex = view.ex
     step = c.step_said() + (f" {c.window_full()}" if ex.full else "")
