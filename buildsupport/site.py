@@ -13,6 +13,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .bokehjs import stage_bundle
 from .common import PYTHON_IN_PYODIDE, SENTINEL_CDN, STATIC, BuildError, hashed_name, sha256_bytes
 from .derive import Derived, checkpoint_assets
 from .packages import Runtime
@@ -32,7 +33,6 @@ class Site:
     panel_version: str
     files: dict[str, bytes | Path] = field(default_factory=dict)
     config: dict = field(default_factory=dict)
-    preloads: list[str] = field(default_factory=list)
     inline_snapshot: tuple[str, str] = ("", "")  # the default state's preview, around the progress
     inline_ahead: str = ""  # the states one action from it, as inert <template>s (the first click's answer)
 
@@ -90,16 +90,16 @@ def page_script_file(site: Site, url: str) -> Path:
 
 
 def add_page_scripts(site: Site, pre: dict) -> None:
-    """BokehJS and Panel's JavaScript: prefetched by index.html (they download while Python boots, after
-    what the page needs now; a preload unused for seconds is a console warning), run by static/loader.js
-    in this order once Python builds the app (config "scripts")."""
+    """BokehJS and Panel's JavaScript: prefetched by static/loader.js once the page has loaded and painted
+    (they download while Python boots, after what the first paint needs), run by the loader in this order
+    once Python builds the app (config "scripts"), each staged (buildsupport/bokehjs.py): its modules run
+    a few at a time in the main thread's idle time."""
     site.config["scripts"] = []
     for url in pre["js"]:
         if not any(name in url for name in UNNEEDED_SCRIPTS):
             src = page_script_file(site, url)
-            url = site.add_hashed("assets/js", src.name, src.read_bytes())
+            url = site.add_hashed("assets/js", src.name, stage_bundle(src.name, src.read_bytes()))
             site.config["scripts"].append(url)
-            site.preloads.append(f'<link rel="prefetch" as="script" href="{url}">')
     unexpected = [url for url in pre["css"] if not url.startswith(site.panel_sentinel)]
     if unexpected:
         raise BuildError(f"unexpected page stylesheets {unexpected}: add a rule for them in buildsupport/site.py")
@@ -280,7 +280,6 @@ def add_pages(site: Site) -> None:
         "{{URLQUERY}}": add_static(site, "urlquery.js"),
         "{{CSS}}": add_shell_css(site),
         "{{ICON}}": add_static(site, "favicon.svg"),
-        "{{PAGE_SCRIPTS}}": "\n".join(site.preloads),
         "{{SNAPSHOT_STATE}}": site.config["inlineState"],
         "{{SNAPSHOT_TOP}}": site.inline_snapshot[0],
         "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1],

@@ -248,35 +248,75 @@
   });
   if (snapshotFetch) snapshotFetch.catch(() => {});
 
+  // Moves `old` to be `fresh`, node by node, touching only what differs: a step changes one token, one
+  // bar, one column and a few numbers (and at the prompt's first step a note goes and the clock's plot
+  // comes), and the browser restyles and lays out those alone. Replacing the whole preview made it
+  // restyle and lay out all of it on every step, most of a frame's budget at 1x.
+  const similar = (a, b) => a.nodeType === b.nodeType && a.nodeName === b.nodeName &&
+    (a.nodeType !== Node.ELEMENT_NODE || a.getAttribute("class") === b.getAttribute("class"));
+  function morph(old, fresh) {
+    if (old.nodeType !== fresh.nodeType || old.nodeName !== fresh.nodeName) return void old.replaceWith(fresh);
+    if (old.nodeType !== Node.ELEMENT_NODE) {
+      if (old.nodeValue !== fresh.nodeValue) old.nodeValue = fresh.nodeValue;
+      return;
+    }
+    if (old.isEqualNode(fresh)) return; // most of the preview: compared natively, left alone
+    for (const a of Array.from(old.attributes)) if (!fresh.hasAttribute(a.name)) old.removeAttribute(a.name);
+    for (const a of Array.from(fresh.attributes)) if (old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+    // the children, in order: nodes that came or went (up to AHEAD in a row) found by looking ahead
+    const olds = Array.from(old.childNodes);
+    const news = Array.from(fresh.childNodes);
+    const AHEAD = 4;
+    let i = 0;
+    let j = 0;
+    while (i < olds.length && j < news.length) {
+      if (!similar(olds[i], news[j])) {
+        let k = 1;
+        while (k <= AHEAD && !(i + k < olds.length && similar(olds[i + k], news[j])) &&
+               !(j + k < news.length && similar(olds[i], news[j + k]))) k++;
+        if (k <= AHEAD && i + k < olds.length && similar(olds[i + k], news[j])) {
+          for (const gone of olds.slice(i, i + k)) gone.remove();
+          i += k;
+          continue;
+        }
+        if (k <= AHEAD) {
+          for (const came of news.slice(j, j + k)) old.insertBefore(came, olds[i]);
+          j += k;
+          continue;
+        }
+      }
+      morph(olds[i++], news[j++]);
+    }
+    for (const node of olds.slice(i)) node.remove();
+    for (const node of news.slice(j)) old.appendChild(node);
+  }
+
   // A preview is two parts (title, text and controls; the figures) with the progress card between them.
-  // The figures and the title and text are replaced; the controls stay the same buttons (a reader's
-  // focus stays on them), their state copied from the new one.
+  // The figures and the title and text become the new state's; the controls stay the same buttons (a
+  // reader's focus stays on them, the speed keeps the URL's), their state copied from the new one.
+  function parseState(html) {
+    const [top, bottom] = html.split(cfg.progressMarker);
+    const tpl = document.createElement("template");
+    tpl.innerHTML = top + bottom;
+    return Array.from(tpl.content.children);
+  }
+
   function swapPreview(holder, html, name) {
     const parts = holder.querySelectorAll(":scope > .kv-snap");
-    const [top, bottom] = html.split(cfg.progressMarker);
-    parts[1].insertAdjacentHTML("beforebegin", bottom);
-    parts[1].remove();
-    const tpl = document.createElement("template");
-    tpl.innerHTML = top;
-    const fresh = tpl.content.firstElementChild;
+    const [fresh, figures] = statesParsed.get(name) || parseState(html);
+    statesParsed.delete(name); // its nodes are the page's now
     const bar = parts[0].querySelector("[data-says]");
     const next = fresh.querySelector("[data-says]");
     if (!bar || !next || parts[0].getAttribute("lang") !== fresh.getAttribute("lang")) {
       parts[0].replaceWith(fresh); // the first swap (the inline preview is the default language's)
+      parts[1].replaceWith(figures);
     } else {
-      parts[0].querySelector(".kv-picture").replaceWith(fresh.querySelector(".kv-picture"));
+      morph(parts[0].querySelector(".kv-picture"), fresh.querySelector(".kv-picture"));
+      morph(parts[1], figures);
       bar.dataset.says = next.dataset.says;
       bar.dataset.kvState = next.dataset.kvState;
-      for (const sel of [".bar-t", ".said"]) {
-        bar.querySelector(sel).className = next.querySelector(sel).className;
-        bar.querySelector(sel).textContent = next.querySelector(sel).textContent;
-      }
-      for (const b of bar.querySelectorAll("[data-mode]")) {
-        const n = next.querySelector(`[data-mode="${b.dataset.mode}"]`);
-        b.className = n.className;
-        b.textContent = n.textContent;
-        b.setAttribute("aria-pressed", n.getAttribute("aria-pressed"));
-      }
+      for (const sel of [".bar-t", ".said"]) morph(bar.querySelector(sel), next.querySelector(sel));
+      for (const b of bar.querySelectorAll("[data-mode]")) morph(b, next.querySelector(`[data-mode="${b.dataset.mode}"]`));
     }
     holder.dataset.state = name || preview.name;
   }
@@ -325,6 +365,7 @@
     active: preview.later === null, // another seed or top-p: every action waits for the model
     playing: false,
     kept: false, // an action only the model answers is waiting: the ones after it wait too
+    wanted: false, // the reader asked for what only the live page has (a section, the speed)
     seq: 0, // actions so far that changed the page's state
     log: [], // [{seq, cmd}]
     shown: 0, // actions drawn
@@ -339,6 +380,7 @@
       tpl.remove();
     }
   }
+  const statesParsed = new Map(); // state name -> its two parts, parsed ahead in idle time (used once)
   const stateFetches = new Map(); // state name -> the promise of its HTML
   let chain = Promise.resolve(); // the states are drawn in the order of the actions
   const stateName = (mode, t) => `${lang}-${mode}-${t}`;
@@ -367,7 +409,12 @@
     const names = [stateName(other, pv.t)];
     if (pv.t !== PROMPT) names.push(stateName(pv.mode, PROMPT), stateName(pv.mode, pv.t - 1));
     for (let k = 1; k <= (pv.playing ? 3 : 1) && pv.t + k <= LAST; k++) names.push(stateName(pv.mode, pv.t + k));
-    for (const name of names) loadState(name).catch(() => {});
+    for (const name of statesParsed.keys()) if (!names.includes(name)) statesParsed.delete(name);
+    for (const name of names) {
+      loadState(name).then((html) => whenIdle().then(() => {
+        if (!pv.done && !statesParsed.has(name) && stateTexts.has(name)) statesParsed.set(name, parseState(html));
+      })).catch(() => {});
+    }
   }
 
   const bar = () => document.querySelector("#kv-snapshot [data-says]");
@@ -396,6 +443,7 @@
     pv.seq += 1;
     pv.log.push({ seq: pv.seq, cmd, kept: true });
     document.body.dataset.kept = String(pv.log.filter((e) => e.kept).length);
+    if (wakeRender) wakeRender(); // the live page, now
     chain = chain.then(() => announce(TEXT.shell_kept, TEXT.shell_kept));
   }
 
@@ -424,7 +472,7 @@
         const words = says();
         announce(say(words));
         setPlayLabel(words);
-        fetchAhead();
+        afterPaint(fetchAhead); // the next states' requests after this frame, not before it
       })
       .catch((e) => {
         console.warn("preview state unavailable", e);
@@ -534,7 +582,11 @@
       if (button.dataset.mode !== pv.mode) act("toggle");
       return;
     }
-    if (event.target.closest(".cardhead, .speed, .card")) announce(TEXT.shell_wait, TEXT.shell_wait);
+    if (event.target.closest(".cardhead, .speed, .card")) {
+      announce(TEXT.shell_wait, TEXT.shell_wait);
+      pv.wanted = true;
+      if (wakeRender) wakeRender();
+    }
   }
 
   let controlsStarted = false;
@@ -575,24 +627,49 @@
   /* ---------------- BokehJS, after the first paint ---------------- */
 
   // BokehJS and Panel's scripts (2.4 MB of JavaScript) are needed only to render the live document.
-  // index.html prefetches them (they download while Python boots) but does not run them: parsed and run as
-  // deferred scripts they held the snapshot's first paint back (1.7 s at a 4x CPU throttle,
-  // tests/bench_load.py). They run, in order, once Python is booted and builds the app (the worker's
-  // "app" stage: its last 2-3 s), each when the main thread is idle, so the preview answers the
-  // reader's clicks in the meantime (run right after the first paint they held a click on the
-  // preview 1.7 s at 1x on a loaded machine, tests/bench_load.py "first answered click"); or when the
-  // live document arrives, whichever comes first.
+  // The page prefetches them once it has loaded and painted (they download while Python boots, after
+  // what the first paint needs: in index.html, on a slow connection they took its bandwidth) but does
+  // not run them: parsed and run as deferred scripts they held the snapshot's first paint back (1.7 s at
+  // a 4x CPU throttle, tests/bench_load.py). They run, in order, once Python is booted and builds the
+  // app (the worker's "app" stage: its last 2-3 s), staged, in slices of idle time, so the preview
+  // answers the reader's clicks in the meantime; or when the live document arrives, whichever comes
+  // first.
+  function prefetchScripts() {
+    for (const url of cfg.scripts || []) {
+      const link = document.createElement("link");
+      link.rel = "prefetch";
+      link.as = "script";
+      link.href = abs(url);
+      document.head.appendChild(link);
+    }
+  }
+  if (document.readyState === "complete") afterPaint(prefetchScripts);
+  else addEventListener("load", () => afterPaint(prefetchScripts), { once: true });
+
   const scriptsRun = new Set();
   let bokehJS = null;
   let scriptsNow = false; // the live document is here: no more waiting for idle time
 
   function whenIdle() {
-    if (scriptsNow) return Promise.resolve();
     return new Promise((resolve) => {
       if (window.requestIdleCallback) requestIdleCallback(() => resolve(), { timeout: 300 });
       else setTimeout(resolve, 0);
     });
   }
+
+  // Back to the page (input, frames) and on: at once, ahead of other tasks where the browser can.
+  function yieldToPage() {
+    if (window.scheduler && typeof scheduler.yield === "function") return scheduler.yield();
+    return new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => resolve();
+      channel.port2.postMessage(0);
+    });
+  }
+
+  // The next slice of BokehJS's work: in idle time while the live document is not here, then as soon
+  // as the page has answered its input and drawn its frame.
+  const nextSlice = () => (scriptsNow ? yieldToPage() : whenIdle());
 
   function runScript(url) {
     return new Promise((resolve, reject) => {
@@ -604,11 +681,90 @@
     });
   }
 
+  // BokehJS's bundles are staged (buildsupport/bokehjs.py): a bundle's script hands its modules here
+  // instead of running them all in one task (bokeh.min.js: half a second on a laptop, two on a phone,
+  // with the reader's clicks waiting), and the page runs them in slices of a few milliseconds, in the
+  // order the bundle itself would run them.
+  const SLICE_MS = 8;
+  let handed = null; // what the script that just ran handed over
+  let core = null; // bokeh.min.js's: its require, its modules and aliases (the plugins' are added to them)
+  window.__kvStage = (bundle) => {
+    handed = bundle;
+  };
+  const moduleKey = (id) => (typeof id === "string" && /^\d+$/.test(id) ? Number(id) : id); // "622" is 622
+
+  // The modules a module asks for, in the order its text asks (its require is its first parameter).
+  function askedFor(table, id) {
+    const text = String(table[id]);
+    const param = /^function\s*[\w$]*\s*\(\s*([\w$]+)/.exec(text);
+    if (!param) return [];
+    const call = new RegExp(`(?:^|[^\\w$.])${param[1].replace(/\$/g, "\\$")}\\((\\d+|"[^"\\\\]*")\\)`, "g");
+    const out = [];
+    for (const [, literal] of text.matchAll(call)) {
+      const id = moduleKey(core.normalize(literal[0] === '"' ? JSON.parse(literal) : Number(literal)));
+      if (table[id] !== undefined && !out.includes(id)) out.push(id);
+    }
+    return out;
+  }
+
+  // Every module the entry needs, each after the ones it asks for (depth first, in the order asked, as
+  // the bundle's require runs them). Modules that ask for each other (a cycle) are left to the first
+  // of them reached, whose require runs the others in the bundle's own order (Tarjan's components).
+  function runOrder(entry, asked) {
+    const index = new Map(), low = new Map(), onStack = new Set(), stack = [], order = [];
+    const visit = (v) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v));
+      stack.push(v);
+      onStack.add(v);
+      for (const w of asked.get(v) || []) {
+        if (!index.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v), low.get(w)));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+      }
+      if (low.get(v) === index.get(v)) {
+        let w;
+        do { w = stack.pop(); onStack.delete(w); } while (w !== v);
+        order.push(v);
+      }
+    };
+    visit(entry);
+    return order;
+  }
+
+  async function runStaged(bundle) {
+    let start = performance.now();
+    const pause = async () => {
+      if (performance.now() - start < SLICE_MS) return;
+      await nextSlice();
+      start = performance.now();
+    };
+    if (!bundle.plugin) core = bundle;
+    else {
+      Object.assign(core.modules, bundle.modules); // as register_plugin does
+      Object.assign(core.aliases, bundle.aliases);
+    }
+    const asked = new Map();
+    for (const id of Object.keys(bundle.modules).map(moduleKey)) {
+      asked.set(id, askedFor(core.modules, id));
+      await pause();
+    }
+    for (const id of runOrder(moduleKey(core.normalize(bundle.entry)), asked)) {
+      core.require(id);
+      await pause();
+    }
+    if (bundle.plugin) Bokeh.register_plugin(bundle.modules, bundle.entry, bundle.aliases);
+    else bundle.done(bundle.main());
+  }
+
   async function runPageScripts() {
     for (const url of cfg.scripts || []) {
       if (!scriptsRun.has(url)) {
-        await whenIdle();
+        await nextSlice();
+        handed = null;
         await runScript(url);
+        if (handed) await runStaged(handed);
         scriptsRun.add(url);
       }
     }
@@ -635,6 +791,30 @@
     setTimeout(once, 1000);
   }
 
+  // The live page's first render is one task of style and layout the browser cannot split (a quarter of a
+  // second on a laptop, one and a half with a phone's CPU): while the reader is clicking, stepping or
+  // scrolling the preview (which answers them), it waits for a pause of QUIET_MS; an action only the
+  // model answers (a kept one, a section, the speed) starts it at once.
+  const QUIET_MS = 1200;
+  let lastInput = -Infinity;
+  let wakeRender = null;
+  for (const type of ["pointerdown", "keydown", "wheel", "touchstart"]) {
+    addEventListener(type, () => { lastInput = performance.now(); }, { capture: true, passive: true });
+  }
+  function readerPaused() {
+    return new Promise((resolve) => {
+      let timer = null;
+      const check = () => {
+        const wait = lastInput + QUIET_MS - performance.now();
+        if (wait > 0 && !pv.kept && !pv.wanted && pv.active && !pv.done) return void (timer = setTimeout(check, wait));
+        wakeRender = null;
+        resolve();
+      };
+      wakeRender = () => { clearTimeout(timer); check(); };
+      check();
+    });
+  }
+
   // The worker starts before the page is parsed; the live document needs the page and BokehJS.
   const domParsed = new Promise((resolve) => {
     if (document.readyState !== "loading") resolve();
@@ -650,6 +830,9 @@
     } catch (e) {
       return;                                // startBokehJS has shown the error
     }
+    await readerPaused();
+    performance.mark("kv-render-go");
+    kv.lastInput = lastInput; // tests/test_preview_browser.py: the render began after the reader's pause
     const docs_json = JSON.parse(msg.docs_json);
     const render_items = JSON.parse(msg.render_items);
     const root_ids = JSON.parse(msg.root_ids);

@@ -121,8 +121,22 @@ def throttled_page(context, throttle: float):
     return page
 
 
-def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
-    """Load url in a new page of context; the times (ms from navigation start), marks and bytes."""
+STORM_CLICKS, STORM_GAP_S = 20, 0.5
+
+
+def storm(page) -> None:
+    """A reader who goes on clicking: Avanzar, every STORM_GAP_S seconds, STORM_CLICKS times, as real input
+    (the page's probe records each click and the frame of its answer)."""
+    box = page.locator("#kv-snapshot [data-kv=step]").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    for _ in range(STORM_CLICKS):
+        page.mouse.click(x, y)
+        time.sleep(STORM_GAP_S)  # the workload: a click every half second (not a wait for a condition)
+
+
+def visit(context, url: str, log: list, throttle: float, step: bool, storming: bool = False) -> dict:
+    """Load url in a new page of context; the times (ms from navigation start), marks and bytes. With
+    `storming`, after the first answered click, the reader goes on clicking (`storm`)."""
     log.clear()
     page = throttled_page(context, throttle)
     external = []
@@ -135,6 +149,8 @@ def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
     if step:
         page.wait_for_function(CONTROLS_JS, timeout=TIMEOUT_MS, polling="raf")
         answer = page.evaluate(ANSWER_JS)
+        if storming and answer is not None:
+            storm(page)
     page.wait_for_function(
         "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", timeout=TIMEOUT_MS, polling=50
     )
@@ -143,7 +159,10 @@ def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
         out["answer"] = answer
     if "error" in out:
         raise RuntimeError(f"{url}: the page failed: {out['error']}")
-    if step:
+    if storming:
+        frames = out.get("frames", [])
+        out["storm"] = [frames[c["answer"] - 1] - c["at"] for c in out.get("clicks", []) if c["answer"] <= len(frames)]
+    elif step:
         out["step"] = page.evaluate((FILES / "first_step.js").read_text(encoding="utf-8"), STEP_LABEL)
     out["speed_ms"] = page.evaluate(SPEED_JS)  # the main thread's measured speed, throttled
     page.wait_for_load_state("networkidle")  # every response sent, so the server has logged it
@@ -155,13 +174,23 @@ def visit(context, url: str, log: list, throttle: float, step: bool) -> dict:
 
 
 def visit_both(browser, url: str, log: list, throttle: float, step: bool) -> tuple[dict, dict]:
-    """A cold visit (empty cache, then the first step) and a warm one in the same context."""
+    """A cold visit (empty cache, then the first step) and a warm one in the same context; where the
+    preview answers clicks (`step`), a third, cold, in which the reader goes on clicking while the
+    page loads (its clicks' answers: the cold visit's "storm")."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     context.add_init_script(path=str(FILES / "probe.js"))
     try:
-        return visit(context, url, log, throttle, step), visit(context, url, log, throttle, False)
+        cold, warm = visit(context, url, log, throttle, step), visit(context, url, log, throttle, False)
     finally:
         context.close()
+    if step:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.add_init_script(path=str(FILES / "probe.js"))
+        try:
+            cold["storm"] = visit(context, url, log, throttle, True, storming=True).get("storm")
+        finally:
+            context.close()
+    return cold, warm
 
 
 # ------------------------------------------------------------------ the run
@@ -252,6 +281,27 @@ def cold_median(res: dict, key) -> float | None:
     return med([key(v) for v in res["cold"]])
 
 
+def storm_cell(res: dict, f) -> str:
+    """A storm measure: f(latencies) of the round whose slowest click is the median of the rounds'."""
+    storms = sorted((v["storm"] for v in res["cold"] if v.get("storm")), key=max)
+    return f(storms[len(storms) // 2]) if storms else "—"
+
+
+def longest_task(visit: dict) -> float | None:
+    """The longest main-thread task (Long Tasks API: over 50 ms) before the page was interactive."""
+    tasks = visit.get("long")
+    return None if tasks is None else max((d for start, d in tasks if start < visit["ready"]), default=0)
+
+
+def blocking_time(visit: dict) -> float | None:
+    """Total blocking time as Lighthouse counts it (each long task's time over 50 ms), from the first
+    paint to interactive, measured in the page (not Lighthouse's simulation)."""
+    tasks, fp = visit.get("long"), visit.get("fp")
+    if tasks is None or fp is None:
+        return None
+    return sum(d - 50 for start, d in tasks if start + d > fp and start < visit["ready"])
+
+
 def fmt_s(ms) -> str:
     return "—" if ms is None else f"{ms / 1000:.2f} s"
 
@@ -274,6 +324,11 @@ def times_table(res: dict, throttles, rounds: int) -> str:
             "cold: that click to its frame",
             lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("latency"))),
         ),
+        ("cold: longest main-thread task, to interactive", lambda r: fmt_ms(cold_median(r, longest_task))),
+        ("cold: blocking time, first paint to interactive", lambda r: fmt_ms(cold_median(r, blocking_time))),
+        ("storm: clicks answered by the preview", lambda r: storm_cell(r, lambda s: f"{len(s)} of {STORM_CLICKS}")),
+        ("storm: median click to its frame", lambda r: storm_cell(r, lambda s: fmt_ms(statistics.median(s)))),
+        ("storm: slowest click to its frame", lambda r: storm_cell(r, lambda s: fmt_ms(max(s)))),
         ("first step after interactive", lambda r: fmt_ms(cold_median(r, lambda v: v.get("step", {}).get("changed")))),
         ("warm: first paint", lambda r: fmt_s(med([v.get("fp") for v in r["warm"]]))),
         ("warm: interactive", lambda r: fmt_s(med([v["ready"] for v in r["warm"]]))),

@@ -6,11 +6,14 @@ it go, so every click here lands on the preview.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from app.i18n import tr
 from tests.browser import chromium_missing, open_page, serve, wait_for_text, wait_ready, wait_t
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
@@ -127,6 +130,32 @@ def test_keys_and_animation_on_the_preview(site, browser):
         app.release()
         wait_ready(page)
         page.wait_for_function("/mode=full&t=2&/.test(document.body.dataset.kvState || '')", timeout=20000)
+
+
+def test_the_live_page_waits_for_the_reader_to_pause(site, browser):
+    """The live page's first render is one task of style and layout (static/loader.js readerPaused): while
+    the reader is at work on the preview it waits, and begins QUIET_MS after their last key, where they
+    are; BokehJS, staged, ran meanwhile."""
+    quiet = int(re.search(r"const QUIET_MS = (\d+);", (ROOT / "static" / "loader.js").read_text()).group(1))
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=es")
+        page.locator("body").click(position={"x": 5, "y": 5})
+        app.release()
+        here = "['kv-bokeh-ready', 'kv-render-start'].every((m) => performance.getEntriesByName(m).length)"
+        keys = 0
+        while not page.evaluate(here):  # the reader steps on and back while the page loads
+            page.keyboard.press("n" if keys % 2 == 0 else "b")
+            keys += 1
+        page.keyboard.press("n")  # and once more with the live document waiting
+        wait_ready(page)
+        go, last, start = page.evaluate(
+            "[performance.getEntriesByName('kv-render-go')[0].startTime, window.kv.lastInput,"
+            " performance.getEntriesByName('kv-render-start')[0].startTime]"
+        )
+        assert keys > 0 and last > start  # the document was here before the last key
+        assert go >= last + quiet - 1
+        wait_t(page, 2 + keys % 2 + 1)
+        assert not [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
 
 
 @pytest.mark.parametrize("lang", ["pt"])
