@@ -18,10 +18,14 @@ Not a test: it prints numbers. In one run:
      kv-first-paint mark; the baseline: BokehJS has rendered its document), interactive (the live
      document linked; the bare page: NumPy imported), the first step after interactive (click to the
      position text changed), the first answered click (the static site: a click on the preview's
-     Avanzar as soon as its controls answer, ms from navigation to the frame that shows the step,
-     and from the click to that frame), bytes the server sent by kind, the ratios the goals name, where the
-     time goes (the performance marks of the page and its worker) and the machine's own speed
-     (`python -m model.bench`, position 64), with the load average before and after.
+     Avanzar as soon as it is painted and answers, ms from navigation to the frame that shows the step,
+     and from the click to that frame), the main thread's long tasks until interactive (the longest, and
+     their blocking time from the first paint as Lighthouse counts it, measured in the page), a reader
+     who goes on clicking (a third, cold visit: Avanzar every half second, 20 times, from the first
+     answered click: how many clicks the preview answered and each click's time to its frame, the
+     event's own timestamp so a wait behind a running task counts), bytes the server sent by kind, the
+     ratios the goals name, where the time goes (the performance marks of the page and its worker) and
+     the machine's own speed (`python -m model.bench`, position 64), with the load average before and after.
 """
 
 from __future__ import annotations
@@ -91,8 +95,9 @@ MARKS_JS = (
     "Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kv-'))"
     ".map((m) => [m.name, m.startTime]))"
 )
-# A click on the preview's Avanzar as soon as its controls answer (static/loader.js "kv-controls"); when
-# the frame that shows its answer is drawn (ms from navigation, and from the click).
+# A click on the preview's Avanzar as soon as it is painted and its controls answer (static/loader.js
+# "kv-first-paint" and "kv-controls"); when the frame that shows its answer is drawn (ms from
+# navigation, and from the click).
 ANSWER_JS = """() => new Promise((resolve) => {
   const button = document.querySelector('#kv-snapshot [data-kv=step]');
   if (!button || !window.kv || !window.kv.preview) return resolve(null);
@@ -107,7 +112,7 @@ ANSWER_JS = """() => new Promise((resolve) => {
   check();
 })"""
 CONTROLS_JS = (
-    "performance.getEntriesByName('kv-controls').length > 0 || "
+    "['kv-controls', 'kv-first-paint'].every((m) => performance.getEntriesByName(m).length > 0) || "
     "(window.__probe && (window.__probe.ready !== undefined || window.__probe.error))"
 )
 SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
