@@ -5,8 +5,9 @@
 
 In headless Chromium the page is opened at each speed (1, 4, 10, 20 tokens per second), Animar is
 pressed, and the page records the time of every new position t it shows; the rate is the number of
-steps over the time between the first and the last one seen (a few seconds, or until t = 40).
-Prints the setting, the measured rate and what the page says about it (the note beside the speed).
+steps over the time between the first and the last one seen (a few seconds, or until t = 40), and over
+the last six (the window the page's own note reads, app/figure/parts.py Animation.rate). Prints the
+setting, the measured rates and what the page says about it (the note beside the speed).
 """
 
 from __future__ import annotations
@@ -45,7 +46,16 @@ RECORD_JS = """
 """
 
 
-def rate_at(browser, url: str, speed: int, seconds: float) -> tuple[float, int, str]:
+RECENT = 6  # positions: the page's own rate is over its last six ticks (app/figure/parts.py Animation.KEEP)
+
+
+def steps_per_second(steps: list[tuple[int, float]]) -> float:
+    (t0, a), (t1, b) = steps[0], steps[-1]
+    return (t1 - t0) / ((b - a) / 1000)
+
+
+def rate_at(browser, url: str, speed: int, seconds: float) -> tuple[float, float, int, str]:
+    """(tokens per second over the run, over its last RECENT positions, steps, the page's note)."""
     from tests.browser import open_app, wait_t
 
     page, _ = open_app(browser, url, f"?lang=es&speed={speed}")
@@ -64,20 +74,22 @@ def rate_at(browser, url: str, speed: int, seconds: float) -> tuple[float, int, 
     page.context.close()
     seen = [(int(s.split("=")[1].split("/")[0]), ms) for s, ms in ticks if s]
     steps = [(t, ms) for t, ms in seen if t >= 3]  # from the animation's first step on
-    if len(steps) < 2:
-        return float("nan"), len(steps), said
-    (t0, a), (t1, b) = steps[0], steps[-1]
-    return (t1 - t0) / ((b - a) / 1000), t1 - t0, said
+    if len(steps) < RECENT:
+        return float("nan"), float("nan"), len(steps), said
+    return steps_per_second(steps), steps_per_second(steps[-RECENT:]), steps[-1][0] - steps[0][0], said
 
 
 def measure(url: str, label: str) -> None:
     from tests.browser import chromium
 
     with chromium() as browser:
-        print(f"{label}: setting -> measured tokens per second (steps timed) · what the page says")
+        print(
+            f"{label}: setting -> measured tokens per second over the run (steps timed), "
+            f"over its last {RECENT} positions · what the page says"
+        )
         for speed in SPEEDS:
-            rate, n, said = rate_at(browser, url, speed, seconds=6 if speed == 1 else 4)
-            print(f"  {speed:>3} -> {rate:5.2f} ({n} steps) · {said}", flush=True)
+            rate, recent, n, said = rate_at(browser, url, speed, seconds=6 if speed == 1 else 4)
+            print(f"  {speed:>3} -> {rate:5.2f} ({n} steps), {recent:5.2f} · {said}", flush=True)
 
 
 def main(argv=None) -> int:
