@@ -132,6 +132,47 @@ def test_keys_and_animation_on_the_preview(site, browser):
         page.wait_for_function("/mode=full&t=2&/.test(document.body.dataset.kvState || '')", timeout=20000)
 
 
+# Whether the preview's title, text and figures, as the loader moved them node by node (static/loader.js
+# morph), are the state's own file, node for node.
+SAME_AS_ITS_FILE = """async (name) => {
+  const cfg = JSON.parse(document.getElementById('kv-config').textContent);
+  const html = await (await fetch(cfg.states + name + '.html')).text();
+  const [top, bottom] = html.split(cfg.progressMarker);
+  const tpl = document.createElement('template');
+  tpl.innerHTML = top + bottom;
+  const [fresh, figures] = tpl.content.children;
+  const parts = document.querySelectorAll('#kv-snapshot > .kv-snap');
+  return [parts[0].querySelector('.kv-picture').isEqualNode(fresh.querySelector('.kv-picture')),
+          parts[1].isEqualNode(figures)];
+}"""
+
+
+def test_each_state_drawn_is_its_file_node_for_node(site, browser):
+    """The preview moves from state to state by changing only what differs: after every kind of move
+    (the first step, where a note goes and the clock's plot comes; steps; the mode both ways; the step
+    back; Reiniciar) what the page shows is the state's own file."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=en")
+        snap = page.locator("#kv-snapshot")
+        moves = [
+            ("step", "cache-3"),
+            ("step", "cache-4"),
+            ("step", "cache-5"),
+            ("mode_full", "full-5"),
+            ("back", "full-4"),
+            ("reset", "full-2"),
+            ("step", "full-3"),
+            ("step", "full-4"),
+            ("mode_cache", "cache-4"),
+        ]
+        for key, state in moves:
+            snap.get_by_role("button", name=tr("en", key), exact=True).click()
+            preview_at(page, f"en-{state}")
+            assert page.evaluate(SAME_AS_ITS_FILE, f"en-{state}") == [True, True], state
+        assert page.evaluate("document.body.dataset.ready") is None  # all of it on the preview
+        app.release()
+
+
 def test_the_live_page_waits_for_the_reader_to_pause(site, browser):
     """The live page's first render is one task of style and layout (static/loader.js readerPaused): while
     the reader is at work on the preview it waits, and begins QUIET_MS after their last key, where they
