@@ -79,6 +79,34 @@ def test_the_period_counts_the_steps_own_time(monkeypatch):
     assert timers == []
 
 
+def test_the_rate_is_what_the_page_drew_where_it_answers(monkeypatch):
+    """Where the page says how many steps it has drawn (A11y's shown, the beat), rate() is the rate of
+    those over the last seconds, answers in bursts or not: what the reader sees, not how often Python
+    stepped."""
+    now = [0.0]
+    timers = []
+    monkeypatch.setattr(parts.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(parts, "later", lambda ms, fn: timers.append((ms, fn)))
+    a = parts.Animation(lambda: None, lambda: 50)  # Python steps at 20 a second
+    a.run(True)
+    timers.pop()[1]()
+    for _ in range(5):
+        now[0] += timers[-1][0] / 1000
+        timers.pop()[1]()
+    assert abs(a.rate() - 20) < 1e-6  # no answer from a page yet: the ticks
+    for k in range(30):  # the page draws one every 80 ms
+        now[0] = 10 + 0.080 * k
+        a.drawn(k + 1)
+    assert abs(a.rate() - 12.5) < 1e-6
+    for k in range(20):  # answers in bursts: four steps at once every 320 ms, the same rate
+        now[0] = 20 + 0.320 * k
+        a.drawn(100 + 4 * k)
+    assert abs(a.rate() - 12.5) < 1e-6
+    a.run(False)
+    a.drawn(200)  # after the run: not counted
+    assert a.rate() is None
+
+
 def test_the_animation_waits_for_the_page(monkeypatch):
     """The next step waits until the page has drawn the step before the last one (A11y's beat,
     answered with shown), or PATIENCE at most: one step ahead of the page, never more."""

@@ -64,7 +64,7 @@ class Controls(Part):
         settings.param.watch(self._mode_said, "mode")
         settings.param.watch(lambda _e: self.retime(), "speed")
         self.a11y.param.watch(lambda e: self.do(e.new.split(":")[0]), "command")
-        self.a11y.param.watch(lambda e: self.shown(e.new), "shown")
+        self.a11y.param.watch(self._page_drew, "shown")
         self.layout = pn.FlexBox(
             self.step_button,
             self.play_button,
@@ -232,6 +232,10 @@ class Controls(Part):
             self.shown(self.a11y.shown)
         else:
             later(self.PATIENCE, lambda: self.shown(beat))
+
+    def _page_drew(self, event):
+        self.animation.drawn(event.new)  # what the reader sees: the rate note_rate says
+        self.shown(event.new)
 
     def shown(self, beat: int):
         if self.waiting is not None and beat >= self.waiting[0]:

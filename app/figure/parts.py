@@ -166,12 +166,13 @@ class Animation:
         self.running = False
         self._run = 0  # which run a pending timer belongs to
         self._starts: list[float] = []
+        self._drawn: list[tuple[int, float]] = []  # (steps drawn so far, when the page said so): `drawn`
 
     def run(self, on: bool) -> bool:
         """Start or stop it; whether that changed anything. The first step comes at once."""
         if on == self.running:
             return False
-        self.running, self._run, self._starts = on, self._run + 1, []
+        self.running, self._run, self._starts, self._drawn = on, self._run + 1, [], []
         if on:
             run = self._run
             later(0, lambda: self._fire(run))
@@ -197,12 +198,25 @@ class Animation:
             return True
         return self._starts[-1] + self.period() / 1000 - time.perf_counter() >= seconds
 
+    DRAWN_WINDOW = 2.5  # s of the page's answers `rate()` reads (they may come in bursts)
+
+    def drawn(self, steps: int) -> None:
+        """The page says it has drawn `steps` steps of this run so far (one answer may cover several)."""
+        if self.running:
+            now = time.perf_counter()
+            self._drawn = [d for d in self._drawn if d[1] >= now - self.DRAWN_WINDOW] + [(steps, now)]
+
     def rate(self) -> float | None:
-        """Steps per second over the last few ticks of this run (None before there are enough)."""
+        """Steps per second lately (None before there are enough): the steps the page said it drew
+        over its last DRAWN_WINDOW seconds of answers, where a second of them is there; else the last
+        few ticks (Python's own steps)."""
+        if len(self._drawn) >= 3 and self._drawn[-1][1] - self._drawn[0][1] >= 1.0:
+            (a, t0), (b, t1) = self._drawn[0], self._drawn[-1]
+            return (b - a) / (t1 - t0)
         if len(self._starts) < 4:
             return None
         return (len(self._starts) - 1) / (self._starts[-1] - self._starts[0])
 
     def retime(self):
         """A new period: the next step keeps it (and the rate is measured afresh)."""
-        self._starts = self._starts[-1:]
+        self._starts, self._drawn = self._starts[-1:], self._drawn[-1:]
