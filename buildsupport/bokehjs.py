@@ -1,5 +1,5 @@
 """BokehJS's bundles, staged: a bundle's script defines its modules and hands them to the page's
-loader (static/loader.js `stageBundle`) instead of running them all at once, and the loader runs them
+loader (static/loader.js `__kvStage`, run by `runStaged`) instead of running them all at once, and the loader runs them
 a few at a time in the main thread's idle time, in the order the bundle would have run them.
 
 A bundle is one function per module and a `require` that runs a module's function the first time it

@@ -22,7 +22,7 @@ BUNDLES = [
 ]
 
 
-def test_every_bundle_is_staged_and_the_rest_of_its_text_kept(tmp_path):
+def test_every_bundle_is_staged_and_the_rest_of_its_text_kept():
     assert not any(name in str(path) for path in BUNDLES for name in UNNEEDED_SCRIPTS)
     for path in BUNDLES:
         source = path.read_bytes()
