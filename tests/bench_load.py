@@ -178,19 +178,24 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
     return out
 
 
+def probed_context(browser):
+    """A new browser context (an empty cache) whose pages run the probe first."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.add_init_script(path=str(FILES / "probe.js"))
+    return context
+
+
 def visit_both(browser, url: str, log: list, throttle: float, step: bool) -> tuple[dict, dict]:
     """A cold visit (empty cache, then the first step) and a warm one in the same context; where the
     preview answers clicks (`step`), a third, cold, in which the reader goes on clicking while the
     page loads (its clicks' answers: the cold visit's "storm")."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.add_init_script(path=str(FILES / "probe.js"))
+    context = probed_context(browser)
     try:
         cold, warm = visit(context, url, log, throttle, step), visit(context, url, log, throttle, False)
     finally:
         context.close()
     if step:
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.add_init_script(path=str(FILES / "probe.js"))
+        context = probed_context(browser)
         try:
             cold["storm"] = visit(context, url, log, throttle, True, storming=True).get("storm")
         finally:
@@ -243,8 +248,7 @@ def measure(servers: dict, log: list, rounds: int, throttles) -> dict:
     receives every response the servers send."""
     res = {t: {name: {"cold": [], "warm": []} for name in servers} for t in throttles}
     with chromium() as browser:
-        warmup = browser.new_context()  # the first page of a fresh browser is slower for anyone
-        warmup.add_init_script(path=str(FILES / "probe.js"))
+        warmup = probed_context(browser)  # the first page of a fresh browser is slower for anyone
         visit(warmup, servers["site"][1] if "site" in servers else next(iter(servers.values()))[1], [], 1, False)
         warmup.close()
         for r in range(rounds):
