@@ -248,21 +248,25 @@
   });
   if (snapshotFetch) snapshotFetch.catch(() => {});
 
-  // Moves `old` to be `fresh`, node by node, touching only what differs: a step changes one token, one
-  // bar, one column and a few numbers (and at the prompt's first step a note goes and the clock's plot
-  // comes), and the browser restyles and lays out those alone. Replacing the whole preview made it
-  // restyle and lay out all of it on every step, most of a frame's budget at 1x.
+  // The changes that make `old` be `fresh`, node by node, touching only what differs: a step changes one
+  // token, one bar, one column and a few numbers (and at the prompt's first step a note goes and the
+  // clock's plot comes), and the browser restyles and lays out those alone. Replacing the whole preview
+  // made it restyle and lay out all of it on every step, most of a frame's budget at 1x. The changes are
+  // found without touching the page (`ops`, applied in order later), so the step the reader most likely
+  // takes next is found ahead, in idle time, and the click only applies it.
   const similar = (a, b) => a.nodeType === b.nodeType && a.nodeName === b.nodeName &&
     (a.nodeType !== Node.ELEMENT_NODE || a.getAttribute("class") === b.getAttribute("class"));
-  function morph(old, fresh) {
-    if (old.nodeType !== fresh.nodeType || old.nodeName !== fresh.nodeName) return void old.replaceWith(fresh);
+  function diff(old, fresh, ops) {
+    if (old.nodeType !== fresh.nodeType || old.nodeName !== fresh.nodeName) return ops.push(() => old.replaceWith(fresh));
     if (old.nodeType !== Node.ELEMENT_NODE) {
-      if (old.nodeValue !== fresh.nodeValue) old.nodeValue = fresh.nodeValue;
+      if (old.nodeValue !== fresh.nodeValue) ops.push(() => { old.nodeValue = fresh.nodeValue; });
       return;
     }
     if (old.isEqualNode(fresh)) return; // most of the preview: compared natively, left alone
-    for (const a of Array.from(old.attributes)) if (!fresh.hasAttribute(a.name)) old.removeAttribute(a.name);
-    for (const a of Array.from(fresh.attributes)) if (old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+    for (const a of Array.from(old.attributes)) if (!fresh.hasAttribute(a.name)) ops.push(() => old.removeAttribute(a.name));
+    for (const a of Array.from(fresh.attributes)) {
+      if (old.getAttribute(a.name) !== a.value) ops.push(() => old.setAttribute(a.name, a.value));
+    }
     // the children, in order: nodes that came or went (up to AHEAD in a row) found by looking ahead
     const olds = Array.from(old.childNodes);
     const news = Array.from(fresh.childNodes);
@@ -275,20 +279,21 @@
         while (k <= AHEAD && !(i + k < olds.length && similar(olds[i + k], news[j])) &&
                !(j + k < news.length && similar(olds[i], news[j + k]))) k++;
         if (k <= AHEAD && i + k < olds.length && similar(olds[i + k], news[j])) {
-          for (const gone of olds.slice(i, i + k)) gone.remove();
+          for (const gone of olds.slice(i, i + k)) ops.push(() => gone.remove());
           i += k;
           continue;
         }
         if (k <= AHEAD) {
-          for (const came of news.slice(j, j + k)) old.insertBefore(came, olds[i]);
+          const before = olds[i];
+          for (const came of news.slice(j, j + k)) ops.push(() => old.insertBefore(came, before));
           j += k;
           continue;
         }
       }
-      morph(olds[i++], news[j++]);
+      diff(olds[i++], news[j++], ops);
     }
-    for (const node of olds.slice(i)) node.remove();
-    for (const node of news.slice(j)) old.appendChild(node);
+    for (const node of olds.slice(i)) ops.push(() => node.remove());
+    for (const node of news.slice(j)) ops.push(() => old.appendChild(node));
   }
 
   // A preview is two parts (title, text and controls; the figures) with the progress card between them.
@@ -301,24 +306,52 @@
     return Array.from(tpl.content.children);
   }
 
-  function swapPreview(holder, html, name) {
+  // The changes from the preview drawn now to a parsed state.
+  function swapOps(holder, [fresh, figures]) {
     const parts = holder.querySelectorAll(":scope > .kv-snap");
-    const [fresh, figures] = statesParsed.get(name) || parseState(html);
-    statesParsed.delete(name); // its nodes are the page's now
     const bar = parts[0].querySelector("[data-says]");
     const next = fresh.querySelector("[data-says]");
     if (!bar || !next || parts[0].getAttribute("lang") !== fresh.getAttribute("lang")) {
-      parts[0].replaceWith(fresh); // the first swap (the inline preview is the default language's)
-      parts[1].replaceWith(figures);
-    } else {
-      morph(parts[0].querySelector(".kv-picture"), fresh.querySelector(".kv-picture"));
-      morph(parts[1], figures);
+      // the first swap (the inline preview is the default language's)
+      return [() => parts[0].replaceWith(fresh), () => parts[1].replaceWith(figures)];
+    }
+    const ops = [];
+    diff(parts[0].querySelector(".kv-picture"), fresh.querySelector(".kv-picture"), ops);
+    diff(parts[1], figures, ops);
+    ops.push(() => {
       bar.dataset.says = next.dataset.says;
       bar.dataset.kvState = next.dataset.kvState;
-      for (const sel of [".bar-t", ".said"]) morph(bar.querySelector(sel), next.querySelector(sel));
-      for (const b of bar.querySelectorAll("[data-mode]")) morph(b, next.querySelector(`[data-mode="${b.dataset.mode}"]`));
-    }
+    });
+    for (const sel of [".bar-t", ".said"]) diff(bar.querySelector(sel), next.querySelector(sel), ops);
+    for (const b of bar.querySelectorAll("[data-mode]")) diff(b, next.querySelector(`[data-mode="${b.dataset.mode}"]`), ops);
+    return ops;
+  }
+
+  // What the preview shows changes only through swapPreview and announce (each counts a version): the
+  // changes found ahead hold while the version they were found on is the one drawn.
+  let drawnVersion = 0;
+  let ahead = null; // {name, parts, version, ops}
+
+  function swapPreview(holder, html, name) {
+    const parts = statesParsed.get(name) || parseState(html);
+    statesParsed.delete(name); // its nodes are the page's now
+    const found = ahead && ahead.name === name && ahead.parts === parts && ahead.version === drawnVersion;
+    const ops = found ? ahead.ops : swapOps(holder, parts);
+    if (found) pv.usedAhead += 1; // tests/test_preview_browser.py
+    ahead = null;
+    for (const op of ops) op();
+    drawnVersion += 1;
     holder.dataset.state = name || preview.name;
+  }
+
+  // The next step's changes, found in idle time (a click then applies them: the comparing is done).
+  function findAhead(name, parts) {
+    const version = drawnVersion;
+    whenIdle().then(() => {
+      if (pv.done || version !== drawnVersion || statesParsed.get(name) !== parts) return;
+      ahead = { name, parts, version, ops: swapOps($("kv-snapshot"), parts) };
+      pv.foundAhead = name;
+    });
   }
 
   function settlePreview(holder) {
@@ -370,13 +403,19 @@
     log: [], // [{seq, cmd}]
     shown: 0, // actions drawn
     done: false, // the live page took over
+    foundAhead: null, // the last state whose changes were found ahead (findAhead)
+    usedAhead: 0, // swaps that applied changes found ahead
   });
   const stateTexts = new Map(); // state name -> its HTML
-  // index.html carries the states one action from its own preview (the first click needs no fetch):
-  // read once the document is parsed.
+  // index.html carries the states one action from its own preview (the first click needs no fetch, and
+  // no parse: the browser parsed them with the page): read once the document is parsed.
   function readAhead() {
     for (const tpl of document.querySelectorAll("template[data-kv-ahead]")) {
-      if (tpl.dataset.kvAhead.startsWith(lang + "-")) stateTexts.set(tpl.dataset.kvAhead, tpl.innerHTML);
+      const name = tpl.dataset.kvAhead;
+      if (name.startsWith(lang + "-")) {
+        stateTexts.set(name, tpl.innerHTML);
+        statesParsed.set(name, Array.from(document.importNode(tpl.content, true).children));
+      }
       tpl.remove();
     }
   }
@@ -412,7 +451,11 @@
     for (const name of statesParsed.keys()) if (!names.includes(name)) statesParsed.delete(name);
     for (const name of names) {
       loadState(name).then((html) => whenIdle().then(() => {
-        if (!pv.done && !statesParsed.has(name) && stateTexts.has(name)) statesParsed.set(name, parseState(html));
+        if (pv.done || !stateTexts.has(name)) return;
+        if (!statesParsed.has(name)) statesParsed.set(name, parseState(html));
+        if (name !== stateName(pv.mode, pv.t + 1)) return;
+        const parts = statesParsed.get(name);
+        if (!ahead || ahead.parts !== parts || ahead.version !== drawnVersion) findAhead(name, parts);
       })).catch(() => {});
     }
   }
@@ -424,6 +467,7 @@
     const region = $("kv-say");
     if (region) region.textContent = text;
     if (line !== undefined) {
+      drawnVersion += 1;
       const said = bar().querySelector(".said");
       said.className = "said";
       said.textContent = line;

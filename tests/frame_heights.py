@@ -1,5 +1,6 @@
 """The explorable's height in a course page's frame at common widths, per language (every section
-closed): the table of docs/embedding.md for hosts whose frame keeps a fixed height.
+closed, after the first step: from then on the clock's plot is there): the table of docs/embedding.md
+for hosts whose frame keeps a fixed height.
 
     python build.py && uv run --extra test python -m tests.frame_heights [--site dist]
 """
@@ -9,7 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tests.browser import chromium, open_page
+from app.i18n import tr
+from tests.browser import chromium, open_page, wait_t
 from tests.hosting import course_page, explorable
 
 WIDTHS = (320, 360, 390, 768, 1024, 1280)
@@ -25,6 +27,8 @@ def measure(site: Path) -> dict[int, dict[str, int]]:
                 page, _ = open_page(browser, url, width=WIDTHS[0], height=800)
                 frame = explorable(page)
                 frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+                frame.get_by_role("button", name=tr(lang, "step"), exact=True).click()
+                wait_t(frame, 3)
                 for width in WIDTHS:
                     page.set_viewport_size({"width": width, "height": 800})
                     page.wait_for_function(f"document.documentElement.clientWidth === {width}")

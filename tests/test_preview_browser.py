@@ -149,8 +149,9 @@ SAME_AS_ITS_FILE = """async (name) => {
 
 def test_each_state_drawn_is_its_file_node_for_node(site, browser):
     """The preview moves from state to state by changing only what differs: after every kind of move
-    (the first step, where a note goes and the clock's plot comes; steps; the mode both ways; the step
-    back; Reiniciar) what the page shows is the state's own file."""
+    (the first step, where the clock's plot comes; steps; the mode both ways; the step back; Reiniciar)
+    what the page shows is the state's own file. A step waits here until its changes were found ahead
+    (in idle time, static/loader.js findAhead), so the changes found ahead are the ones checked."""
     with serve(site) as url:
         page, app = open_held(browser, url + "index.html?lang=en")
         snap = page.locator("#kv-snapshot")
@@ -165,10 +166,15 @@ def test_each_state_drawn_is_its_file_node_for_node(site, browser):
             ("step", "full-4"),
             ("mode_cache", "cache-4"),
         ]
+        used = 0
         for key, state in moves:
+            if key == "step":
+                page.wait_for_function("(name) => window.kv.preview.foundAhead === name", arg=f"en-{state}")
+                used += 1
             snap.get_by_role("button", name=tr("en", key), exact=True).click()
             preview_at(page, f"en-{state}")
             assert page.evaluate(SAME_AS_ITS_FILE, f"en-{state}") == [True, True], state
+        assert page.evaluate("window.kv.preview.usedAhead") == used
         assert page.evaluate("document.body.dataset.ready") is None  # all of it on the preview
         app.release()
 

@@ -46,6 +46,9 @@ def assert_in_sync(v):
     assert list(grid.block.data["w"]) == ([] if single else [float(len(computed))] * len(rows))
     assert computed == (list(range(1, ex.t + 1)) if ex.mode == "full" or ex.t <= ex.n_prompt else [ex.t])
     assert f"t = {ex.t} / {n}" in v.text.layout.object
+    # the prefill's note: at every position (the grid does not move on a step), in its mode's words
+    said = grid.t("grid_prefill_full" if ex.mode == "full" else "grid_prefill", n=ex.n_prompt)
+    assert grid.prefill.visible and said in html_module.unescape(grid.prefill.object)
     reads = v.reads.image.data["image"][0]  # the newest query's weights (last row: the top)
     assert np.allclose(reads[-1, : ex.t], ex.reads[0][0]) and np.isnan(reads[:, ex.t :]).all()
     assert np.allclose(np.nansum(reads, axis=1), 1.0)

@@ -195,3 +195,28 @@ def test_a_step_does_not_make_the_page_bounce(browser, app_url, width):
     heights = page.evaluate("window.__heights")
     drops = [(a, b) for a, b in zip(heights, heights[1:]) if b < a - 2]
     assert drops == [], heights
+
+
+def places(page) -> list[float]:
+    """Where the prefill's note ends (the grid begins) and the attention map's heading begins, from the
+    grid's heading (the page may scroll to a clicked button)."""
+    grid = page.get_by_role("heading", name="Claves y valores guardados", exact=False).bounding_box()
+    note = page.locator("[data-testid=prefill]").bounding_box()
+    reads = page.get_by_role("heading", name="Lo que lee la consulta", exact=False).bounding_box()
+    return [round(note["y"] + note["height"] - grid["y"], 1), round(reads["y"] - grid["y"], 1)]
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_the_first_step_moves_neither_the_grid_nor_the_attention_map(browser, app_url, width):
+    """The lesson's first click: the prefill's note stays at every position (its words by mode), so the
+    grid under it and the attention map under that stay where the reader is looking."""
+    page, _ = open_app(browser, app_url, "?lang=es", width=width, height=740)
+    wait_t(page, 2)
+    before = places(page)
+    page.get_by_role("button", name="Avanzar", exact=True).click()
+    wait_t(page, 3)
+    expect(page.locator("[data-testid=prefill]")).to_contain_text("prefill (llenar)")
+    assert places(page) == before
+    page.get_by_role("button", name="Sin caché").click()
+    expect(page.locator("[data-testid=prefill]")).to_contain_text("Sin caché, cada paso")
+    assert errors(page) == []

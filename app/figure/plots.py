@@ -79,7 +79,8 @@ class CacheGrid(Part):
 
     def build(self):
         self.rows = grid_rows(self.ex.cfg)
-        self.heading, self.note, self.prefill = html_pane(), html_pane(), html_pane(visible=False)
+        # the prefill's note stays at every position (its words by mode): the grid never moves on a step
+        self.heading, self.note, self.prefill = html_pane(), html_pane(), html_pane()
         self.figure = self.make_figure()
         self.layout = pn.Column(
             self.heading,
@@ -184,9 +185,6 @@ class CacheGrid(Part):
             f"<p class='legend-inline'>{esc(self.t('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
             f"{esc(shared)} {esc(self.t('grid_note_block'))} {scale}</p>"
         )
-        self.prefill.object = (
-            f"<p class='legend-inline' data-testid='prefill'>{esc(self.t('grid_prefill', n=self.ex.n_prompt))}</p>"
-        )
         self.figure.xaxis.axis_label = self.t("grid_x")
         self.figure.yaxis.major_label_overrides = {
             self.band_y(i): self.t(ROW_KEY[kind], l=layer + 1) for i, (layer, kind) in enumerate(self.rows)
@@ -198,9 +196,10 @@ class CacheGrid(Part):
         known = self.draw_numbers()
         self.draw_cells(known)
         self.draw_future_and_marks()
-        in_prefill = self.ex.t <= self.ex.n_prompt  # the prompt's columns: one pass, llenar
-        if self.prefill.visible != in_prefill:
-            self.prefill.visible = in_prefill
+        key = "grid_prefill_full" if self.session.settings.mode == FULL else "grid_prefill"
+        text = f"<p class='legend-inline' data-testid='prefill'>{esc(self.t(key, n=self.ex.n_prompt))}</p>"
+        if self.prefill.object != text:
+            self.prefill.object = text
 
     def scaled(self, layer: int, kind: str, start: int = 0) -> np.ndarray:
         """(d, t - start) the stored vectors of positions start+1..t, over their row's scale."""

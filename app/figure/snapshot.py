@@ -292,7 +292,7 @@ def render(view, grid_url: str = GRID_URL) -> str:
     )
     bottom = (
         _pane(view.grid.heading.object)
-        + (_pane(view.grid.prefill.object) if view.grid.prefill.visible else "")
+        + _pane(view.grid.prefill.object)
         + _pane(_grid(view, grid_url), FIGURE_HEIGHT["grid"])
         + _pane(view.grid.note.object)
         + _reads(view)
