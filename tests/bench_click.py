@@ -1,0 +1,106 @@
+"""Benchmark: the preview's own answer to a click, without the load around it.
+
+    python build.py && uv run --extra test python -m tests.bench_click [--site dist] [--compare DIR]
+
+`tests.bench_load` times the first click while Pyodide boots on the other core, and on a 2-core
+machine that contention spreads its rounds over 100 ms and more. Here the live page is held back (the
+app's archive never arrives), so what is timed is the preview's own work: the static site is opened
+with the main thread throttled (4x by default, a phone), and Avanzar is clicked with real input at
+once when it is painted and answers ("at once", as tests.bench_load clicks), then, `--clicks` times,
+Reiniciar and, after a pause of `--idle` seconds (the loader has found the next step ahead), Avanzar
+again. Each click is timed by the browser's own Event Timing (the measure behind INP): from the input
+to the handlers' end ("handled") and to the next paint after them ("painted"; the answer is drawn in
+the click's own task, so that paint shows it), to 8 ms. Prints medians over `--rounds` fresh pages per
+site, the sites alternating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+OBSERVE_JS = """() => { window.__clicks = [];
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) if (e.name === 'click')
+    window.__clicks.push([e.processingEnd - e.startTime, e.duration]); })
+  .observe({type: 'event', durationThreshold: 16, buffered: true}); }"""
+CONTROLS_JS = "['kv-controls', 'kv-first-paint'].every((m) => performance.getEntriesByName(m).length > 0)"
+ANSWERS_JS = "(window.kv.answers || []).length"
+
+
+def click(page, selector: str) -> None:
+    """A real click on the preview's button, and its answer drawn."""
+    box = page.locator("#kv-snapshot " + selector).bounding_box()
+    answered = page.evaluate(ANSWERS_JS)
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function(f"{ANSWERS_JS} > {answered}", polling="raf")
+
+
+def one_page(browser, url: str, throttle: float, clicks: int, idle: float) -> dict[str, list]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.route("**/app.*.zip*", lambda route: None)  # held: the preview stays the page
+    page = context.new_page()
+    if throttle != 1:
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+    page.goto(url + "index.html")
+    page.wait_for_function(CONTROLS_JS, polling="raf", timeout=60000)
+    page.evaluate(OBSERVE_JS)
+    click(page, "[data-kv=step]")  # at once
+    for _ in range(clicks):
+        click(page, "[data-kv=reset]")
+        page.wait_for_timeout(idle * 1000)  # the workload: a reader's pause (then the loader is idle)
+        click(page, "[data-kv=step]")
+    page.wait_for_function(f"window.__clicks.length >= {1 + 2 * clicks}", timeout=10000)
+    times = page.evaluate("window.__clicks")
+    context.close()
+    steps = [times[0]] + times[2::2]
+    return {"first": steps[0], "later": steps[1:], "resets": times[1::2]}
+
+
+def measure(site: Path, rounds: int, throttle: float, clicks: int, idle: float) -> dict[str, list]:
+    from tests.browser import chromium, serve
+
+    out: dict[str, list] = {"first": [], "later": [], "resets": []}
+    with serve(site) as url, chromium() as browser:
+        for _ in range(rounds):
+            got = one_page(browser, url, throttle, clicks, idle)
+            out["first"].append(got["first"])
+            out["later"] += got["later"]
+            out["resets"] += got["resets"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, default=ROOT / "dist")
+    parser.add_argument("--compare", type=Path, help="another build's dist/, measured in the same run")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--throttle", type=float, default=4)
+    parser.add_argument("--clicks", type=int, default=3, help="steps after a pause, per page")
+    parser.add_argument("--idle", type=float, default=1.0, help="the pause before them, in seconds")
+    args = parser.parse_args()
+    sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
+    results: dict[str, dict[str, list]] = {name: {"first": [], "later": [], "resets": []} for name in sites}
+    for _ in range(args.rounds):  # the sites alternate, round by round, so the machine's mood is shared
+        for name, site in sites.items():
+            got = measure(site, 1, args.throttle, args.clicks, args.idle)
+            for key in results[name]:
+                results[name][key] += got[key]
+    print(f"{args.throttle:g}x CPU, {args.rounds} pages per site, Event Timing (ms, to 8 ms), medians:")
+    for name, r in results.items():
+        print(
+            f"{name:7} Avanzar at once: handled {statistics.median(v[0] for v in r['first']):.0f}, "
+            f"painted {statistics.median(v[1] for v in r['first']):.0f} "
+            f"(all: {', '.join(f'{v[1]:.0f}' for v in r['first'])}) | after a pause: "
+            f"handled {statistics.median(v[0] for v in r['later']):.0f}, "
+            f"painted {statistics.median(v[1] for v in r['later']):.0f} | Reiniciar: "
+            f"painted {statistics.median(v[1] for v in r['resets']):.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
