@@ -133,7 +133,7 @@ def test_keys_and_animation_on_the_preview(site, browser):
 
 
 # Whether the preview's title, text and figures, as the loader moved them node by node (static/loader.js
-# morph), are the state's own file, node for node.
+# diff), are the state's own file, node for node.
 SAME_AS_ITS_FILE = """async (name) => {
   const cfg = JSON.parse(document.getElementById('kv-config').textContent);
   const html = await (await fetch(cfg.states + name + '.html')).text();

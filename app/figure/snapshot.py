@@ -151,7 +151,7 @@ def _bar_plot(view, top: float, height: int, kinds, legend: str, ylabel: str) ->
         for k in kinds
     )
     xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
-    # the bars last: a step adds one at the end, and the loader's morph touches that one alone
+    # the bars last: a step adds one at the end, and the loader's diff touches that one alone
     return (
         f"<div class='fig kv-canvas' style='height:{height}px;margin-top:8px'><div class='ylab'>{yt}"
         f"<span class='yaxis'>{html.escape(ylabel)}</span></div>"
