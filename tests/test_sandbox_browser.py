@@ -91,29 +91,41 @@ def step_to_the_end(page):
     assert err.get_attribute("data-lesson") == "true"
 
 
-def test_nothing_typed_stops_or_changes_the_page(browser, app_url):
+# The sandbox is the reader's browser's, the same under Panel's server and on the static site: every
+# case runs on the static site (the page readers get); under the server, one of each kind of answer
+# (the host's side of them: an error, a run stopped and its interpreter replaced, a long output
+# cut, a request refused), which took a minute more in every run of the suite.
+SERVED_CASES = (0, 3, 5, 13)
+
+
+def test_nothing_typed_stops_or_changes_the_page(browser, app_url, request):
     page, requests = open_app(browser, app_url, "?lang=es")
     wait_t(page, 2)
     before = weights(page)
     open_card(page, PROVE)  # the cell's sandbox gets its own copy of the model
     open_card(page, QUIZ)
     sandbox_ready(page)
-    cases = CASES + [
+    served = request.node.callspec.params["app_url"] == "served"
+    cases = [CASES[i] for i in SERVED_CASES] if served else CASES
+    cases = cases + [
         (
             "import model, numpy as np\ngpt = model.MiniGPT.load()\n"
             "for a in gpt.params.values():\n    a[...] = np.nan\n",
             {"problem"},
         )
     ]
+    replaced = 0
     for code, ok in cases:
         sandbox_ready(page)  # a case may have replaced the interpreter: wait for the new one
         state, text = check_code(page, code)
         assert state in ok, (code, state, text)
         if state == "stopped":
             assert f"más de {LIMIT_S} s" in text
+        replaced += state in ("stopped", "crashed")
         if "print(i)" in code:
             assert re.search(r"… y [\d\u202f]+ líneas más", text), text
-    assert page.evaluate("window.__kvSandboxHost.stats.starts") >= 3  # stopped ones were replaced
+    assert replaced >= (1 if served else 2)
+    assert page.evaluate("window.__kvSandboxHost.stats.starts") >= 1 + replaced  # stopped ones were replaced
     step_to_the_end(page)
     assert weights(page) == before
     # the only errors in the console: Pyodide's own report of the sandbox interpreters that died
