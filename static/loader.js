@@ -249,8 +249,8 @@
   if (snapshotFetch) snapshotFetch.catch(() => {});
 
   // The changes that make `old` be `fresh`, node by node, touching only what differs: a step changes one
-  // token, one bar, one column and a few numbers (and at the prompt's first step a note goes and the
-  // clock's plot comes), and the browser restyles and lays out those alone. Replacing the whole preview
+  // token, one bar, one column and a few numbers (and at the prompt's first step the clock's plot
+  // comes), and the browser restyles and lays out those alone. Replacing the whole preview
   // made it restyle and lay out all of it on every step, most of a frame's budget at 1x. The changes are
   // found without touching the page (`ops`, applied in order later), so the step the reader most likely
   // takes next is found ahead, in idle time, and the click only applies it.
