@@ -43,7 +43,8 @@ BROWSER_FIXTURES = {"browser", "app_url"}
 BUILD_FIXTURES = {"site", "cdn", "site_url", "warm_cache", "wheel", "static_url"}
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    kept, dropped = [], []
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if names & BROWSER_FIXTURES:
@@ -51,6 +52,16 @@ def pytest_collection_modifyitems(items):
         params = getattr(getattr(item, "callspec", None), "params", {})
         if names & BUILD_FIXTURES or params.get("app_url") == "static":
             item.add_marker(pytest.mark.build)
+        # @pytest.mark.served_langs("es"): under Panel's server, only these languages (the static site,
+        # the page readers get, takes every language; the page's markup is the same code under both)
+        served = item.get_closest_marker("served_langs")
+        if served and params.get("app_url") == "served" and params.get("lang") not in served.args:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(autouse=True)

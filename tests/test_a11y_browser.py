@@ -79,6 +79,7 @@ def use_every_section(page, lang: str) -> None:
 
 
 @pytest.mark.parametrize("lang", ["es", "en", "pt"])
+@pytest.mark.served_langs("es")  # every language on the static site; the server's own page in one
 def test_every_section_open_passes_axe_and_fits_a_phone(browser, app_url, lang):
     page, _ = open_app(browser, app_url, f"?lang={lang}&t=64&mode=full", width=360, height=800)
     wait_t(page, 64)
