@@ -17,6 +17,7 @@ site, the sites alternating.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 from pathlib import Path
@@ -61,20 +62,9 @@ def one_page(browser, url: str, throttle: float, clicks: int, idle: float) -> di
     return {"first": steps[0], "later": steps[1:], "resets": times[1::2]}
 
 
-def measure(site: Path, rounds: int, throttle: float, clicks: int, idle: float) -> dict[str, list]:
+def main() -> None:
     from tests.browser import chromium, serve
 
-    out: dict[str, list] = {"first": [], "later": [], "resets": []}
-    with serve(site) as url, chromium() as browser:
-        for _ in range(rounds):
-            got = one_page(browser, url, throttle, clicks, idle)
-            out["first"].append(got["first"])
-            out["later"] += got["later"]
-            out["resets"] += got["resets"]
-    return out
-
-
-def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "dist")
     parser.add_argument("--compare", type=Path, help="another build's dist/, measured in the same run")
@@ -85,11 +75,15 @@ def main() -> None:
     args = parser.parse_args()
     sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
     results: dict[str, dict[str, list]] = {name: {"first": [], "later": [], "resets": []} for name in sites}
-    for _ in range(args.rounds):  # the sites alternate, round by round, so the machine's mood is shared
-        for name, site in sites.items():
-            got = measure(site, 1, args.throttle, args.clicks, args.idle)
-            for key in results[name]:
-                results[name][key] += got[key]
+    with contextlib.ExitStack() as stack:
+        urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}
+        browser = stack.enter_context(chromium())
+        for _ in range(args.rounds):  # the sites alternate, round by round, so the machine's mood is shared
+            for name, url in urls.items():
+                got = one_page(browser, url, args.throttle, args.clicks, args.idle)
+                results[name]["first"].append(got["first"])
+                results[name]["later"] += got["later"]
+                results[name]["resets"] += got["resets"]
     print(f"{args.throttle:g}x CPU, {args.rounds} pages per site, Event Timing (ms, to 8 ms), medians:")
     for name, r in results.items():
         print(

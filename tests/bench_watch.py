@@ -6,8 +6,9 @@
 In headless Chromium the page is opened at each speed (1, 4, 10, 20 tokens per second), Animar is
 pressed, and the page records the time of every new position t it shows; the rate is the number of
 steps over the time between the first and the last one seen (a few seconds, or until t = 40), and over
-the last six (the window the page's own note reads, app/figure/parts.py Animation.rate). Prints the
-setting, the measured rates and what the page says about it (the note beside the speed).
+the last six (the page's own note reads the steps it drew over its last 2.5 s, app/figure/parts.py
+Animation.rate). Prints the setting, the measured rates and what the page says about it (the note
+beside the speed).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ RECORD_JS = """
 """
 
 
-RECENT = 6  # positions: the page's own rate is over its last six ticks (app/figure/parts.py Animation.KEEP)
+RECENT = 6  # positions: the rate lately (the page's note reads its last DRAWN_WINDOW seconds, parts.Animation)
 
 
 def steps_per_second(steps: list[tuple[int, float]]) -> float:
