@@ -16,8 +16,9 @@ import panel as pn
 from .components.a11y import A11y, use_accessible_design
 from .figure.clock_plot import ClockPlot
 from .figure.controls import AdvancedSettings, Controls
+from .figure.grid import CacheGrid
 from .figure.parts import OnSession, esc, html_pane
-from .figure.plots import CacheGrid, CostBars, QueryReads
+from .figure.plots import CostBars, QueryReads
 from .figure.readouts import DataTable, PageState, Readouts
 from .figure.text import ErrorBox, Header, Notices, TokenText
 from .sandbox import CodeSandbox

@@ -242,11 +242,9 @@ def add_static(site: Site, name: str) -> str:
 def add_shell_css(site: Site) -> str:
     """The shell's stylesheet, after the palette's roles, light and dark (--kv-*, from app/style: one
     palette for the app and its shell, declared once for the document; the app's shadow roots inherit it)."""
-    from app.style import theme_css
+    from app.style import read_css, theme_css
 
-    return site.add_hashed(
-        "assets", "style.css", (theme_css() + (STATIC / "style.css").read_text(encoding="utf-8")).encode()
-    )
+    return site.add_hashed("assets", "style.css", (theme_css() + read_css(STATIC / "style.css")).encode())
 
 
 def shell_fills() -> dict[str, str]:

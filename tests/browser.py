@@ -243,6 +243,23 @@ def current_t(page) -> int:
     return int(re.search(r"t = (\d+)", page.locator(".tpos").first.inner_text()).group(1))
 
 
+# the live cache grid's position range and frame width: the plot with the image of the cache's numbers
+GRID_RANGE = """() => {
+  for (const doc of Bokeh.documents)
+    for (const m of doc.all_models)
+      if (m.x_range && m.renderers && m.renderers.some((r) => r.glyph && 'dw' in r.glyph && 'image' in r.glyph))
+        return [m.x_range.start, m.x_range.end, m.inner_width];
+  return null;
+}"""
+
+
+def grid_range(page) -> tuple[float, float, int] | None:
+    """(first, last) position the live cache grid shows, with the half cell either side, and its
+    frame's width in px."""
+    found = page.evaluate(GRID_RANGE)
+    return tuple(found) if found else None
+
+
 def shot(page, name: str):
     OUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.i18n import tr
-from tests.browser import chromium_missing, open_page, serve, wait_for_text, wait_ready, wait_t
+from tests.browser import GRID_RANGE, chromium_missing, open_page, serve, wait_for_text, wait_ready, wait_t
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -278,7 +278,7 @@ def live_in_place(page, marks, height) -> None:
         ("en", 390, 844, ""),
         ("pt", 1280, 800, ""),
         ("es", 1280, 800, "&embed=1"),
-        ("pt", 360, 740, "&theme=dark"),
+        ("pt", 360, 740, "&theme=dark&t=22"),  # the grid zoomed (t past 16)
         ("en", 768, 1024, "&t=10&mode=full"),
     ],
 )
@@ -306,4 +306,41 @@ def test_the_hand_over_moves_nothing_where_the_reader_went(site, browser):
         marks, total = preview_marks(page)
         app.release()
         live_in_place(page, marks, total)
+        page.context.close()
+
+
+ZOOMED = """() => {
+  const plot = document.querySelector('#kv-snapshot .zoomable');
+  const ticks = [...plot.querySelectorAll('.xt')].filter((el) => getComputedStyle(el).display !== 'none');
+  const inside = (el) => { const a = el.getBoundingClientRect(), b = plot.getBoundingClientRect();
+                           return a.left + a.width / 2 >= b.left && a.left + a.width / 2 <= b.right; };
+  return {ticks: ticks.filter(inside).map((el) => el.textContent), outside: ticks.filter((el) => !inside(el)).length,
+          track: plot.querySelector('.track').getBoundingClientRect().width / plot.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_the_preview_zooms_the_grid_as_the_live_page_does(site, browser, width):
+    """On a phone the preview's grid shows the newest 16 positions with their ticks, as the live grid
+    will (app/figure/grid.py ZOOM_JS); a step moves both; on a laptop all 64."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=es&t=20", width=width, height=740)
+        preview_at(page, "es-cache-20")
+        zoomed = width < 520
+        seen = page.evaluate(ZOOMED)
+        want = ["8", "12", "16", "20"] if zoomed else ["1", "8", "16", "24", "32", "40", "48", "56", "64"]
+        assert seen == {"ticks": want, "outside": 0, "track": pytest.approx(4 if zoomed else 1, abs=0.01)}, seen
+        page.locator("#kv-snapshot").get_by_role("button", name=tr("es", "step")).click()
+        preview_at(page, "es-cache-21")
+        if zoomed:
+            assert page.evaluate(ZOOMED)["ticks"] == ["8", "12", "16", "20"]  # 6..21
+            assert (
+                page.locator("#kv-snapshot [data-testid=grid-zoom]")
+                .inner_text()
+                .startswith(tr("es", "grid_zoom", a=6, b=21, n=64)[:40])
+            )
+        app.release()
+        wait_ready(page)
+        wait_t(page, 21)
+        page.wait_for_function(f"(end) => ({GRID_RANGE})()[1] === end", arg=21.5 if zoomed else 64.5)
         page.context.close()

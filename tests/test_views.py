@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from app.figure.plots import cell_style, grid_rows
+from app.figure.grid import cell_style, grid_rows
 from app.main import create_view
 from app.state.settings import Settings
 
@@ -324,7 +324,7 @@ def test_what_the_query_reads_and_the_proof_without_the_cache():
 def test_the_grids_colours_say_what_its_note_says():
     """Orange if positive, purple if negative (the grid's note, in every language): the mapper gives
     its palette's first colour to -1, the last to +1, and the scale beside the note runs the same way."""
-    from app.figure.plots import colour_scale
+    from app.figure.parts import colour_scale
     from app.i18n import tr
     from app.style import CELL_PALETTE
 
@@ -334,3 +334,28 @@ def test_the_grids_colours_say_what_its_note_says():
     v = create_view("?lang=es&t=5")
     assert "naranja si es positivo y morado si es negativo" in v.grid.note.object
     assert colour_scale(CELL_PALETTE, "−", "+", tr("es", "scale_cells")) in v.grid.note.object
+
+
+def test_the_grid_zooms_on_a_phone_to_the_newest_positions():
+    """The zoom's window, the strip under it and the first paint's zoom: one rule (app/figure/grid.py),
+    one media query for the stylesheets and the live figure (app/style PHONE_MEDIA)."""
+    from app.figure.grid import zoom_window
+    from app.figure.snapshot import SNAP_CSS, render
+    from app.style import CSS, PHONE_MEDIA, read_css, ticks
+    from buildsupport.site import STATIC
+
+    assert [zoom_window(t, 64) for t in (2, 16, 17, 22, 64)] == [(1, 16), (1, 16), (2, 17), (7, 22), (49, 64)]
+    assert zoom_window(5, 8) == (1, 8)  # a window smaller than the zoom: all of it
+    v = create_view("?lang=es&t=22")
+    note = v.grid.note.object
+    assert "posiciones 7 a 22 de 64" in note and "width:34.375%" in note and "left:9.375%;width:25.000%" in note
+    v.controls.do("step")
+    assert "posiciones 8 a 23 de 64" in v.grid.note.object
+    html = render(v)
+    assert "style='--n:64;--a:7;--w:16'" in html and v.grid.note.object in html
+    shown = re.findall(r"<span class='xt[^']*fine(?! out)' style='--p:(\d+)'>", html)
+    assert shown == ["8", "12", "16", "20"], shown
+    assert re.findall(r"<span class='xt coarse[^']*' style='--p:(\d+)'>", html) == [str(p) for p in ticks(64)]
+    for css in (CSS, SNAP_CSS, read_css(STATIC / "style.css")):
+        assert "(--kv-phone)" not in css
+    assert SNAP_CSS.count(f"@media {PHONE_MEDIA}") >= 2  # the grid's zoom, and the strip in the shared CSS

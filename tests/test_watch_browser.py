@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import chromium_missing, errors, open_app, open_card, shot, wait_t
+from tests.browser import GRID_RANGE, chromium_missing, errors, grid_range, open_app, open_card, shot, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -219,4 +219,30 @@ def test_the_first_step_moves_neither_the_grid_nor_the_attention_map(browser, ap
     assert places(page) == before
     page.get_by_role("button", name="Sin caché").click()
     expect(page.locator("[data-testid=prefill]")).to_contain_text("Sin caché, cada paso")
+    assert errors(page) == []
+
+
+@pytest.mark.parametrize("width,lang", [(360, "es"), (1280, "en")])
+def test_a_phone_sees_the_newest_positions_of_the_cache_zoomed(browser, app_url, width, lang):
+    """64 positions in a phone's grid are 3 px each: there the grid shows the newest 16 (at least 12 px
+    each), a step moves the window with t, and a strip under it shows the whole window with the part
+    shown; a laptop's grid shows all 64 and no strip."""
+    page, _ = open_app(browser, app_url, f"?lang={lang}&t=20", width=width, height=740)
+    wait_t(page, 20)
+    strip = page.locator("[data-testid=grid-zoom]")
+    if width < 520:
+        page.wait_for_function(f"() => ({GRID_RANGE})()[1] === 20.5")
+        first, last, frame = grid_range(page)
+        assert (first, last) == (4.5, 20.5) and frame / 16 >= 12, (first, last, frame)
+        expect(strip).to_be_visible()
+        expect(strip).to_contain_text("5 a 20 de 64")
+        page.get_by_role("button", name=STEP[lang], exact=True).click()
+        wait_t(page, 21)
+        page.wait_for_function(f"() => ({GRID_RANGE})()[1] === 21.5")
+        expect(strip).to_contain_text("6 a 21 de 64")
+        assert grid_range(page)[0] == 5.5
+    else:
+        first, last, frame = grid_range(page)
+        assert (first, last) == (0.5, 64.5) and frame / 64 >= 12, (first, last, frame)
+        expect(strip).to_be_hidden()
     assert errors(page) == []

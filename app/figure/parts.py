@@ -2,7 +2,7 @@
 
 A part builds its widgets once, redraws when the session's revision changes and relabels when the
 language does; it reads everything it shows from the session (no copies). The parts themselves:
-text.py (title, notices, the text, the error), plots.py (cache grid, what the query reads, cost bars,
+text.py (title, notices, the text, the error), grid.py (the cache grid), plots.py (what the query reads, cost bars,
 clock), readouts.py (the numbers, the data table, the page's state), controls.py (the buttons, the
 advanced settings); app/page.py puts them together.
 """
@@ -28,6 +28,17 @@ def esc(s) -> str:
 
 def html_pane(**kw):
     return pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", **kw)
+
+
+def colour_scale(palette: list[str], low: str, high: str, label: str) -> str:
+    """A figure's colour scale as a small bar between its two ends' labels, inline in its note (an
+    image for screen readers, named by `label`)."""
+    stops = ", ".join(palette)
+    return (
+        f"<span class='scale' role='img' aria-label='{esc(label)}'><span aria-hidden='true'>{esc(low)}</span>"
+        f"<span class='scale-bar' style='background: linear-gradient(to right, {stops})'></span>"
+        f"<span aria-hidden='true'>{esc(high)}</span></span>"
+    )
 
 
 def scroll_region(label: str, inner: str) -> str:

@@ -21,15 +21,16 @@ import numpy as np
 from ..i18n import num, tr
 from ..state.explorer import COMPUTED
 from ..state.settings import MODES
-from ..style import CELL_PALETTE, CSS, ticks
+from ..style import CELL_PALETTE, CSS, read_css, ticks, zoom_ticks
 from .clock_plot import ClockPlot
-from .plots import ROW_KEY, CacheGrid, CostBars, computed_block, grid_rows
+from .grid import ROW_KEY, ZOOM, CacheGrid, computed_block, grid_rows, zoom_window
+from .plots import CostBars
 from .png import indexed_png
 
 PALETTE = CELL_PALETTE
-SNAP_CSS = CSS.replace(":host,", "").replace(":host", ".kv-snap") + (
+SNAP_CSS = CSS.replace(":host,", "").replace(":host", ".kv-snap") + read_css(
     Path(__file__).resolve().parent / "snapshot.css"
-).read_text(encoding="utf-8")
+)
 
 
 def color_indices(values) -> np.ndarray:
@@ -64,7 +65,7 @@ def nice_step(top: float) -> float:
 
 def _marks(states, n: int) -> str:
     """What this step computed: one column outlined and marked with ▲, or a block of columns (the
-    prefill, a step without the cache) outlined once, with a line over it (app/figure/plots.py)."""
+    prefill, a step without the cache) outlined once, with a line over it (app/figure/grid.py)."""
     block = computed_block(states)
     if block is None:
         p = int(np.flatnonzero(states == COMPUTED)[0]) + 1
@@ -102,10 +103,19 @@ def _grid(view, grid_url: str) -> str:
             + (f"<div class='cell future' style='flex:{future}'></div>" if future else "")
             + f"{outline}</div>"
         )
-    xticks = "".join(f"<span class='xt' style='left:{_x(p, n)}'>{p}</span>" for p in ticks(n))
+    # on a phone the newest positions zoomed in, as the live grid's ZOOM_JS shows them (snapshot.css):
+    # the bands on a track n / w times as wide, moved left by a positions; the zoom's own ticks
+    a, w = zoom_window(ex.t, n)[0] - 1, min(ZOOM, n)
+    coarse, fine = ticks(n), zoom_ticks(n)
+    xticks = "".join(
+        f"<span class='xt{' coarse' if p in coarse else ''}{' fine' if p in fine else ''}"
+        f"{'' if a < p <= a + w else ' out'}' style='--p:{p}'>{p}</span>"
+        for p in sorted({*coarse, *fine})
+    )
     return (
         f"<div class='fig kv-canvas' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
-        f"<div class='plot'>{mark}{''.join(bands)}{xticks}</div></div>"
+        f"<div class='plot zoomable' style='--n:{n};--a:{a};--w:{w}'><div class='view'><div class='track'>"
+        f"{mark}{''.join(bands)}</div></div>{xticks}</div></div>"
         f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
     )
 

@@ -22,13 +22,13 @@ import panel as pn
 from ..components.widgets import Disclosure
 from ..figure.parts import Animation, OnSession, esc, off_the_loop
 from ..figure.text import error_html
-from ..style import CSS
+from ..style import CSS, read_css
 
 
 def folder_css(module_file: str) -> str:
     """The page's styles and a section's own: style.css in the folder of `module_file`, if any."""
     own = Path(module_file).with_name("style.css")
-    return CSS + (own.read_text(encoding="utf-8") if own.is_file() else "")
+    return CSS + (read_css(own) if own.is_file() else "")
 
 
 class Section(OnSession):

@@ -162,9 +162,21 @@ CANVAS_LIKE_CSS = palette_css(PALETTE, ".scale-bar, .kv-canvas", " filter: var(-
 # every figure's own stylesheet (Bokeh's `stylesheets`, in its shadow root)
 CANVAS_CSS = ":host { filter: var(--kv-canvas-filter, none); }"
 
-CSS = CANVAS_LIKE_CSS + (HERE / "style.css").read_text(encoding="utf-8")
-MODE_SWITCH_CSS = (HERE / "mode_switch.css").read_text(encoding="utf-8")
-BAR_CSS = (HERE / "bar.css").read_text(encoding="utf-8")
+# A phone's page: tables tighten, and the cache grid shows its newest positions zoomed in
+# (app/figure/grid.py ZOOM: 64 positions in a phone's plot are 3 to 4 px each). The live grid asks
+# the browser this media query (its CustomJS), the stylesheets name it `@media (--kv-phone)`:
+# read_css() writes it in, so the two cannot disagree.
+PHONE_MEDIA = "(max-width: 520px)"
+
+
+def read_css(path: Path) -> str:
+    """A stylesheet of the page, its named media query written in."""
+    return path.read_text(encoding="utf-8").replace("@media (--kv-phone)", f"@media {PHONE_MEDIA}")
+
+
+CSS = CANVAS_LIKE_CSS + read_css(HERE / "style.css")
+MODE_SWITCH_CSS = read_css(HERE / "mode_switch.css")
+BAR_CSS = read_css(HERE / "bar.css")
 
 
 def canvas_look(f):
@@ -180,6 +192,11 @@ def ticks(n_ctx: int) -> list[int]:
     """Position ticks for an axis of n_ctx positions: 1, then every eighth of the window."""
     step = max(1, n_ctx // 8)
     return [1] + list(range(step, n_ctx + 1, step))
+
+
+def zoom_ticks(n_ctx: int) -> list[int]:
+    """The ticks of a zoomed position axis (a few positions shown): 1, then every fourth."""
+    return [1] + list(range(4, n_ctx + 1, 4))
 
 
 FRAME_LEFT = 76  # px left of every figure's frame: their position axes line up, column under column
