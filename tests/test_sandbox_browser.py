@@ -24,17 +24,23 @@ QUIZ = "Comprueba tu intuición: cinco preguntas y un reto"
 PROVE = "Pruébalo: la primera celda de la lección"
 MARGIN_S = 3.0  # message round trips and redrawing, on a busy 2-core machine
 
-# (what a curious student types, the answers that are acceptable)
+# The sandbox is the reader's browser's, the same under Panel's server and on the static site: every
+# case runs on the static site (the page readers get); under the server, the cases marked `served`, one
+# of each kind of answer (the host's side of them: an error, a run stopped and its interpreter replaced,
+# a long output cut, a request refused), for the others took a minute more in every run of the suite.
+SERVED = True
+
+# (what a curious student types, the answers that are acceptable[, SERVED: run under the server too])
 CASES = [
-    ("def f(n):\n    return f(n + 1)\nf(0)\n", {"error"}),
+    ("def f(n):\n    return f(n + 1)\nf(0)\n", {"error"}, SERVED),
     (
         "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)\n",
         {"crashed", "stopped", "error"},
     ),
     ("import json\nx = []\nfor _ in range(100000):\n    x = [x]\njson.dumps(x)\n", {"crashed", "stopped", "error"}),
-    ('exec("while True: pass")\n', {"stopped"}),
+    ('exec("while True: pass")\n', {"stopped"}, SERVED),
     ("import time\ntime.sleep(60)\n", {"stopped"}),
-    ("for i in range(100000):\n    print(i)\ndef atencion(q, K, V):\n    return q\n", {"wrong"}),
+    ("for i in range(100000):\n    print(i)\ndef atencion(q, K, V):\n    return q\n", {"wrong"}, SERVED),
     (
         'import js\njs.postMessage(js.JSON.parse(\'{"type": "done", "nonce": "x", "answer": "{}"}\'))\n'
         "js.self.postMessage = None\ndef atencion(q, K, V):\n    return q\n",
@@ -46,7 +52,7 @@ CASES = [
     ("x = bytearray(2**31)\n", {"error"}),
     ("x = [0] * 10**9\n", {"error"}),
     ("x = []\nwhile True:\n    x.append(' ' * 10**6)\n", {"error", "stopped"}),
-    ("import js\njs.fetch('http://127.0.0.1:9/')\n", {"problem"}),
+    ("import js\njs.fetch('http://127.0.0.1:9/')\n", {"problem"}, SERVED),
     # modules the static site ships apart (fetched on first import, as in the app's worker)
     (
         "import statistics, fractions, decimal\ndef atencion(q, K, V):\n    return q * statistics.mean([1, 1])\n",
@@ -91,13 +97,6 @@ def step_to_the_end(page):
     assert err.get_attribute("data-lesson") == "true"
 
 
-# The sandbox is the reader's browser's, the same under Panel's server and on the static site: every
-# case runs on the static site (the page readers get); under the server, one of each kind of answer
-# (the host's side of them: an error, a run stopped and its interpreter replaced, a long output
-# cut, a request refused), which took a minute more in every run of the suite.
-SERVED_CASES = (0, 3, 5, 13)
-
-
 def test_nothing_typed_stops_or_changes_the_page(browser, app_url, request):
     page, requests = open_app(browser, app_url, "?lang=es")
     wait_t(page, 2)
@@ -106,7 +105,7 @@ def test_nothing_typed_stops_or_changes_the_page(browser, app_url, request):
     open_card(page, QUIZ)
     sandbox_ready(page)
     served = request.node.callspec.params["app_url"] == "served"
-    cases = [CASES[i] for i in SERVED_CASES] if served else CASES
+    cases = [case[:2] for case in CASES if not served or case[2:] == (SERVED,)]
     cases = cases + [
         (
             "import model, numpy as np\ngpt = model.MiniGPT.load()\n"
