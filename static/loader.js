@@ -256,16 +256,19 @@
   // takes next is found ahead, in idle time, and the click only applies it.
   const similar = (a, b) => a.nodeType === b.nodeType && a.nodeName === b.nodeName &&
     (a.nodeType !== Node.ELEMENT_NODE || a.getAttribute("class") === b.getAttribute("class"));
+  // Each change is [the node where it is drawn, the change]: the ones out of the reader's sight wait
+  // for the frame after the answer (swapPreview). An insertion is placed by the node it goes before,
+  // which a later change may replace: the two are drawn in the same frame, in their order.
   function diff(old, fresh, ops) {
-    if (old.nodeType !== fresh.nodeType || old.nodeName !== fresh.nodeName) return ops.push(() => old.replaceWith(fresh));
+    if (old.nodeType !== fresh.nodeType || old.nodeName !== fresh.nodeName) return ops.push([old, () => old.replaceWith(fresh)]);
     if (old.nodeType !== Node.ELEMENT_NODE) {
-      if (old.nodeValue !== fresh.nodeValue) ops.push(() => { old.nodeValue = fresh.nodeValue; });
+      if (old.nodeValue !== fresh.nodeValue) ops.push([old, () => { old.nodeValue = fresh.nodeValue; }]);
       return;
     }
     if (old.isEqualNode(fresh)) return; // most of the preview: compared natively, left alone
-    for (const a of Array.from(old.attributes)) if (!fresh.hasAttribute(a.name)) ops.push(() => old.removeAttribute(a.name));
+    for (const a of Array.from(old.attributes)) if (!fresh.hasAttribute(a.name)) ops.push([old, () => old.removeAttribute(a.name)]);
     for (const a of Array.from(fresh.attributes)) {
-      if (old.getAttribute(a.name) !== a.value) ops.push(() => old.setAttribute(a.name, a.value));
+      if (old.getAttribute(a.name) !== a.value) ops.push([old, () => old.setAttribute(a.name, a.value)]);
     }
     // the children, in order: nodes that came or went (up to AHEAD in a row) found by looking ahead
     const olds = Array.from(old.childNodes);
@@ -279,21 +282,21 @@
         while (k <= AHEAD && !(i + k < olds.length && similar(olds[i + k], news[j])) &&
                !(j + k < news.length && similar(olds[i], news[j + k]))) k++;
         if (k <= AHEAD && i + k < olds.length && similar(olds[i + k], news[j])) {
-          for (const gone of olds.slice(i, i + k)) ops.push(() => gone.remove());
+          for (const gone of olds.slice(i, i + k)) ops.push([gone, () => gone.remove()]);
           i += k;
           continue;
         }
         if (k <= AHEAD) {
           const before = olds[i];
-          for (const came of news.slice(j, j + k)) ops.push(() => old.insertBefore(came, before));
+          for (const came of news.slice(j, j + k)) ops.push([before, () => old.insertBefore(came, before)]);
           j += k;
           continue;
         }
       }
       diff(olds[i++], news[j++], ops);
     }
-    for (const node of olds.slice(i)) ops.push(() => node.remove());
-    for (const node of news.slice(j)) ops.push(() => old.appendChild(node));
+    for (const node of olds.slice(i)) ops.push([node, () => node.remove()]);
+    for (const node of news.slice(j)) ops.push([old, () => old.appendChild(node)]);
   }
 
   // A preview is two parts (title, text and controls; the figures) with the progress card between them.
@@ -313,15 +316,15 @@
     const next = fresh.querySelector("[data-says]");
     if (!bar || !next || parts[0].getAttribute("lang") !== fresh.getAttribute("lang")) {
       // the first swap (the inline preview is the default language's)
-      return [() => parts[0].replaceWith(fresh), () => parts[1].replaceWith(figures)];
+      return [[parts[0], () => parts[0].replaceWith(fresh)], [parts[1], () => parts[1].replaceWith(figures)]];
     }
     const ops = [];
     diff(parts[0].querySelector(".kv-picture"), fresh.querySelector(".kv-picture"), ops);
     diff(parts[1], figures, ops);
-    ops.push(() => {
+    ops.push([bar, () => {
       bar.dataset.says = next.dataset.says;
       bar.dataset.kvState = next.dataset.kvState;
-    });
+    }]);
     for (const sel of [".bar-t", ".said"]) diff(bar.querySelector(sel), next.querySelector(sel), ops);
     for (const b of bar.querySelectorAll("[data-mode]")) diff(b, next.querySelector(`[data-mode="${b.dataset.mode}"]`), ops);
     return ops;
@@ -332,16 +335,41 @@
   let drawnVersion = 0;
   let ahead = null; // {name, parts, version, ops}
 
+  // The changes in the reader's sight are drawn in the click's own frame; the rest (on a phone, most of
+  // the figure: the clock's plot comes with the first step) in the next one, so the answer's frame lays
+  // out what the reader sees. The state is the page's (data-state) once both are drawn.
+  let below = null; // {ops, holder, name}: the last swap's changes out of sight, not drawn yet
+
+  function outOfSight(node) {
+    const el = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
+    if (!el || !el.isConnected) return false;
+    const r = el.getBoundingClientRect(); // nothing changed yet: the layout is the one just drawn
+    return r.bottom < 0 || r.top > innerHeight;
+  }
+
+  function drawBelow() {
+    if (!below) return;
+    const { ops, holder, name } = below;
+    below = null;
+    for (const [, op] of ops) op();
+    holder.dataset.state = name;
+  }
+
   function swapPreview(holder, html, name) {
+    drawBelow();
     const parts = statesParsed.get(name) || parseState(html);
     statesParsed.delete(name); // its nodes are the page's now
     const found = ahead && ahead.name === name && ahead.parts === parts && ahead.version === drawnVersion;
     const ops = found ? ahead.ops : swapOps(holder, parts);
     if (found) pv.usedAhead += 1; // tests/test_preview_browser.py
     ahead = null;
-    for (const op of ops) op();
+    const later = new Set(ops.filter(([node]) => outOfSight(node)));
+    for (const op of ops) if (!later.has(op)) op[1]();
     drawnVersion += 1;
-    holder.dataset.state = name || preview.name;
+    below = { ops: ops.filter((op) => later.has(op)), holder, name: name || preview.name };
+    pv.drawnLater += below.ops.length; // tests/test_preview_browser.py
+    if (below.ops.length) afterPaint(drawBelow);
+    else drawBelow();
   }
 
   // The next step's changes, found in idle time (a click then applies them: the comparing is done).
@@ -349,6 +377,7 @@
     const version = drawnVersion;
     whenIdle().then(() => {
       if (pv.done || version !== drawnVersion || statesParsed.get(name) !== parts) return;
+      drawBelow(); // the changes are found against the whole state drawn
       ahead = { name, parts, version, ops: swapOps($("kv-snapshot"), parts) };
       pv.foundAhead = name;
     });
@@ -405,6 +434,7 @@
     done: false, // the live page took over
     foundAhead: null, // the last state whose changes were found ahead (findAhead)
     usedAhead: 0, // swaps that applied changes found ahead
+    drawnLater: 0, // changes out of the reader's sight, drawn in the frame after the answer's (swapPreview)
   });
   const stateTexts = new Map(); // state name -> its HTML
   // index.html carries the states one action from its own preview (the first click needs no fetch, and

@@ -1,6 +1,6 @@
 """Benchmark: the preview's own answer to a click, without the load around it.
 
-    python build.py && uv run --extra test python -m tests.bench_click [--site dist] [--compare DIR]
+    python build.py && uv run --extra test python -m tests.bench_click [--site dist] [--compare DIR] [--phone]
 
 `tests.bench_load` times the first click while Pyodide boots on the other core, and on a 2-core
 machine that contention spreads its rounds over 100 ms and more. Here the live page is held back (the
@@ -41,8 +41,8 @@ def click(page, selector: str) -> None:
     page.wait_for_function(f"{ANSWERS_JS} > {answered}", polling="raf")
 
 
-def one_page(browser, url: str, throttle: float, clicks: int, idle: float) -> dict[str, list]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+def one_page(browser, url: str, throttle: float, clicks: int, idle: float, size: tuple) -> dict[str, list]:
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     context.route("**/app.*.zip*", lambda route: None)  # held: the preview stays the page
     page = context.new_page()
     if throttle != 1:
@@ -72,7 +72,9 @@ def main() -> None:
     parser.add_argument("--throttle", type=float, default=4)
     parser.add_argument("--clicks", type=int, default=3, help="steps after a pause, per page")
     parser.add_argument("--idle", type=float, default=1.0, help="the pause before them, in seconds")
+    parser.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
     args = parser.parse_args()
+    size = (360, 740) if args.phone else (1280, 800)
     sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
     results: dict[str, dict[str, list]] = {name: {"first": [], "later": [], "resets": []} for name in sites}
     with contextlib.ExitStack() as stack:
@@ -80,11 +82,13 @@ def main() -> None:
         browser = stack.enter_context(chromium())
         for _ in range(args.rounds):  # the sites alternate, round by round, so the machine's mood is shared
             for name, url in urls.items():
-                got = one_page(browser, url, args.throttle, args.clicks, args.idle)
+                got = one_page(browser, url, args.throttle, args.clicks, args.idle, size)
                 results[name]["first"].append(got["first"])
                 results[name]["later"] += got["later"]
                 results[name]["resets"] += got["resets"]
-    print(f"{args.throttle:g}x CPU, {args.rounds} pages per site, Event Timing (ms, to 8 ms), medians:")
+    print(
+        f"{args.throttle:g}x CPU, {size[0]} x {size[1]} px, {args.rounds} pages per site, Event Timing (ms, to 8 ms), medians:"
+    )
     for name, r in results.items():
         print(
             f"{name:7} Avanzar at once: handled {statistics.median(v[0] for v in r['first']):.0f}, "

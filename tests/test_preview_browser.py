@@ -344,3 +344,30 @@ def test_the_preview_zooms_the_grid_as_the_live_page_does(site, browser, width):
         wait_t(page, 21)
         page.wait_for_function(f"(end) => ({GRID_RANGE})()[1] === end", arg=21.5 if zoomed else 64.5)
         page.context.close()
+
+
+FIRST_FRAME = """async () => {
+  const snap = document.getElementById('kv-snapshot');
+  const proof = () => snap.querySelector('[data-testid=reads-proof]').textContent;
+  const before = proof();
+  snap.querySelector('[data-kv=step]').click();
+  await new Promise((r) => requestAnimationFrame(r));  // the answer's frame, before its paint
+  return {t: snap.querySelector('.bar-t').textContent.trim(), state: snap.dataset.state,
+          proofChanged: proof() !== before, later: kv.preview.drawnLater};
+}"""
+
+
+def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
+    """On a phone most of the figure is below the screen: a click's frame draws the changes in sight (t,
+    the text), and the next frame the rest (here the attention map's proof, far below); then the page
+    is the state's file (test_each_state_drawn_is_its_file_node_for_node checks it node for node)."""
+    with serve(site) as url:
+        page, _ = open_held(browser, url + "index.html?lang=es", width=360, height=740)
+        preview_at(page, "es-cache-2")
+        first = page.evaluate(FIRST_FRAME)
+        assert first["t"] == "t = 3 / 64" and first["state"] == "es-cache-2", first
+        assert not first["proofChanged"] and first["later"] > 0, first
+        preview_at(page, "es-cache-3")
+        proof = page.locator("#kv-snapshot [data-testid=reads-proof]").inner_text()
+        assert proof.startswith(tr("es", "reads_cached", t=3, n=2, diff="@").split("@")[0]), proof
+        page.context.close()
