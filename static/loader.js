@@ -342,7 +342,8 @@
 
   function outOfSight(node) {
     const el = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
-    if (!el || !el.isConnected) return false;
+    // the control bar always: the live region reads what it says (announce), wherever the reader is
+    if (!el || !el.isConnected || el.closest("[data-says]")) return false;
     const r = el.getBoundingClientRect(); // nothing changed yet: the layout is the one just drawn
     return r.bottom < 0 || r.top > innerHeight;
   }

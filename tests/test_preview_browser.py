@@ -360,7 +360,8 @@ FIRST_FRAME = """async () => {
 def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
     """On a phone most of the figure is below the screen: a click's frame draws the changes in sight (t,
     the text), and the next frame the rest (here the attention map's proof, far below); then the page
-    is the state's file (test_each_state_drawn_is_its_file_node_for_node checks it node for node)."""
+    is the state's file (test_each_state_drawn_is_its_file_node_for_node checks it node for node). The
+    control bar is always drawn at once: the live region reads its words, wherever the reader is."""
     with serve(site) as url:
         page, _ = open_held(browser, url + "index.html?lang=es", width=360, height=740)
         preview_at(page, "es-cache-2")
@@ -370,4 +371,9 @@ def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
         preview_at(page, "es-cache-3")
         proof = page.locator("#kv-snapshot [data-testid=reads-proof]").inner_text()
         assert proof.startswith(tr("es", "reads_cached", t=3, n=2, diff="@").split("@")[0]), proof
+        # far below the figure, the control bar out of sight: a key's step is still announced in its words
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.keyboard.press("ArrowRight")
+        preview_at(page, "es-cache-4")
+        assert said(page).startswith(tr("es", "live_step", t=4, n=64, tok="@", mode="@", c="@").split("@")[0])
         page.context.close()
