@@ -315,8 +315,8 @@
     const bar = parts[0].querySelector("[data-says]");
     const next = fresh.querySelector("[data-says]");
     if (!bar || !next || parts[0].getAttribute("lang") !== fresh.getAttribute("lang")) {
-      // the first swap (the inline preview is the default language's)
-      return [[parts[0], () => parts[0].replaceWith(fresh)], [parts[1], () => parts[1].replaceWith(figures)]];
+      // the first swap (the inline preview is the default language's), all of it in one frame
+      return [[null, () => parts[0].replaceWith(fresh)], [null, () => parts[1].replaceWith(figures)]];
     }
     const ops = [];
     diff(parts[0].querySelector(".kv-picture"), fresh.querySelector(".kv-picture"), ops);
@@ -341,6 +341,7 @@
   let below = null; // {ops, holder, name}: the last swap's changes out of sight, not drawn yet
 
   function outOfSight(node) {
+    if (!node) return false;
     const el = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
     // the control bar always: the live region reads what it says (announce), wherever the reader is
     if (!el || !el.isConnected || el.closest("[data-says]")) return false;
