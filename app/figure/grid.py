@@ -89,7 +89,7 @@ const last = Math.max(size, t), first = last - size + 1
 const [start, end] = zoomed ? [first - 0.5, last + 0.5] : [0.5, n + 0.5]
 if (x_range.start !== start || x_range.end !== end) x_range.setv({start, end})
 const want = zoomed ? fine : coarse
-if (ticker.ticks.length !== want.length) ticker.ticks = want
+if (String(ticker.ticks) !== String(want)) ticker.ticks = want
 """
 
 
