@@ -365,12 +365,14 @@
     const ops = found ? ahead.ops : swapOps(holder, parts);
     if (found) pv.usedAhead += 1; // tests/test_preview_browser.py
     ahead = null;
-    const later = new Set(ops.filter(([node]) => outOfSight(node)));
-    for (const op of ops) if (!later.has(op)) op[1]();
+    const now = [];
+    const later = [];
+    for (const op of ops) (outOfSight(op[0]) ? later : now).push(op); // before any change: one layout read
+    for (const [, op] of now) op();
     drawnVersion += 1;
-    below = { ops: ops.filter((op) => later.has(op)), holder, name: name || preview.name };
-    pv.drawnLater += below.ops.length; // tests/test_preview_browser.py
-    if (below.ops.length) afterPaint(drawBelow);
+    below = { ops: later, holder, name: name || preview.name };
+    pv.drawnLater += later.length; // tests/test_preview_browser.py
+    if (later.length) afterPaint(drawBelow);
     else drawBelow();
   }
 

@@ -260,6 +260,11 @@ def grid_range(page) -> tuple[float, float, int] | None:
     return tuple(found) if found else None
 
 
+def wait_grid_end(page, end: float) -> None:
+    """Wait until the live cache grid's range ends at `end` (its last position shown, plus half a cell)."""
+    page.wait_for_function(f"(end) => ({GRID_RANGE})()?.[1] === end", arg=end)
+
+
 def shot(page, name: str):
     OUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.i18n import tr
-from tests.browser import GRID_RANGE, chromium_missing, open_page, serve, wait_for_text, wait_ready, wait_t
+from tests.browser import chromium_missing, open_page, serve, wait_for_text, wait_grid_end, wait_ready, wait_t
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -342,7 +342,7 @@ def test_the_preview_zooms_the_grid_as_the_live_page_does(site, browser, width):
         app.release()
         wait_ready(page)
         wait_t(page, 21)
-        page.wait_for_function(f"(end) => ({GRID_RANGE})()[1] === end", arg=21.5 if zoomed else 64.5)
+        wait_grid_end(page, 21.5 if zoomed else 64.5)
         page.context.close()
 
 

@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import GRID_RANGE, chromium_missing, errors, grid_range, open_app, open_card, shot, wait_t
+from tests.browser import chromium_missing, errors, grid_range, open_app, open_card, shot, wait_grid_end, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -231,14 +231,14 @@ def test_a_phone_sees_the_newest_positions_of_the_cache_zoomed(browser, app_url,
     wait_t(page, 20)
     strip = page.locator("[data-testid=grid-zoom]")
     if width < 520:
-        page.wait_for_function(f"() => ({GRID_RANGE})()[1] === 20.5")
+        wait_grid_end(page, 20.5)
         first, last, frame = grid_range(page)
         assert (first, last) == (4.5, 20.5) and frame / 16 >= 12, (first, last, frame)
         expect(strip).to_be_visible()
         expect(strip).to_contain_text("5 a 20 de 64")
         page.get_by_role("button", name=STEP[lang], exact=True).click()
         wait_t(page, 21)
-        page.wait_for_function(f"() => ({GRID_RANGE})()[1] === 21.5")
+        wait_grid_end(page, 21.5)
         expect(strip).to_contain_text("6 a 21 de 64")
         assert grid_range(page)[0] == 5.5
     else:
