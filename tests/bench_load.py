@@ -132,8 +132,9 @@ STORM_CLICKS, STORM_GAP_S = 20, 0.5
 def storm(page) -> None:
     """A reader who goes on clicking: Avanzar, every STORM_GAP_S seconds, STORM_CLICKS times, as real input
     (the page's probe records each click and the frame of its answer)."""
-    box = page.locator("#kv-snapshot [data-kv=step]").bounding_box()
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    from tests.browser import centre_of
+
+    x, y = centre_of(page, "#kv-snapshot [data-kv=step]")
     for _ in range(STORM_CLICKS):
         page.mouse.click(x, y)
         time.sleep(STORM_GAP_S)  # the workload: a click every half second (not a wait for a condition)
@@ -142,6 +143,8 @@ def storm(page) -> None:
 def visit(context, url: str, log: list, throttle: float, step: bool, storming: bool = False) -> dict:
     """Load url in a new page of context; the times (ms from navigation start), marks and bytes. With
     `storming`, after the first answered click, the reader goes on clicking (`storm`)."""
+    from tests.browser import wait_as_reader
+
     log.clear()
     page = throttled_page(context, throttle)
     external = []
@@ -152,12 +155,12 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
     page.goto(url)
     answer = None
     if step:
-        page.wait_for_function(CONTROLS_JS, timeout=TIMEOUT_MS, polling="raf")
+        wait_as_reader(page, CONTROLS_JS, TIMEOUT_MS)  # Playwright's own waits would add listeners to the clicks
         answer = page.evaluate(ANSWER_JS)
         if storming and answer is not None:
             storm(page)
-    page.wait_for_function(
-        "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", timeout=TIMEOUT_MS, polling=50
+    wait_as_reader(
+        page, "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", TIMEOUT_MS, every_ms=50
     )
     out = {**page.evaluate("window.__probe"), "marks": page.evaluate(MARKS_JS), "external": external}
     if answer is not None:

@@ -127,6 +127,37 @@ def wait_ready(page, timeout_ms: int = READY_TIMEOUT_MS) -> None:
         )
 
 
+def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int | None = None) -> None:
+    """Wait until the JavaScript expression `condition` holds, polled by the page once a frame (or every
+    `every_ms`).
+
+    For benchmarks that time a reader's input. Playwright's `wait_for_function` (and its locators) leave
+    its hit-target listeners on the page's window, capture and not passive, for every mouse, pointer and
+    touch event; with the CPU throttled 4x they add milliseconds to each input before the page's own
+    handlers run, which a reader's browser does not have. This wait goes through `evaluate` only."""
+    again = f"setTimeout(poll, {every_ms})" if every_ms else "requestAnimationFrame(poll)"
+    met = page.evaluate(
+        "(ms) => new Promise((resolve) => { const end = performance.now() + ms; const poll = () => {"
+        f" if ({condition}) resolve(true); else if (performance.now() > end) resolve(false);"
+        f" else {again}; }}; poll(); }})",
+        timeout_ms,
+    )
+    if not met:
+        raise TimeoutError(f"not met within {timeout_ms} ms: {condition}")
+
+
+def centre_of(page, selector: str) -> tuple[float, float]:
+    """The centre of the first element that matches `selector`, in page pixels (through `evaluate`, so
+    that no Playwright listener is left on the page: see `wait_as_reader`)."""
+    return tuple(
+        page.evaluate(
+            "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; }",
+            selector,
+        )
+    )
+
+
 def is_local(url: str) -> bool:
     parts = urlsplit(url)
     return parts.scheme in ("data", "blob", "about") or parts.hostname in ("127.0.0.1", "localhost")

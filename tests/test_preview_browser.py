@@ -179,6 +179,24 @@ def test_each_state_drawn_is_its_file_node_for_node(site, browser):
         app.release()
 
 
+NEVER_IDLE = "window.requestIdleCallback = () => 0;"  # a page that is never idle (a phone, the worker booting)
+
+
+def test_the_first_step_is_found_ahead_without_waiting_for_idle_time(site, browser):
+    """The reader's most likely first click, Avanzar, has its changes found right after the first paint
+    (static/loader.js fetchAhead(true)), not in idle time, which comes late on a busy phone: on a page that
+    is never idle they are found, and the click applies them; the next step's, left to idle time, are
+    not."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=pt", NEVER_IDLE)
+        page.wait_for_function("window.kv.preview.foundAhead === 'pt-cache-3'")
+        page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "step"), exact=True).click()
+        preview_at(page, "pt-cache-3")
+        assert page.evaluate(SAME_AS_ITS_FILE, "pt-cache-3") == [True, True]
+        assert page.evaluate("[window.kv.preview.usedAhead, window.kv.preview.foundAhead]") == [1, "pt-cache-3"]
+        app.release()
+
+
 def test_the_live_page_waits_for_the_reader_to_pause(site, browser):
     """The live page's first render is one task of style and layout (static/loader.js readerPaused): while
     the reader is at work on the preview it waits, and begins QUIET_MS after their last key, where they
