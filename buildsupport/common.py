@@ -19,7 +19,7 @@ PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/"
 # occurrence is rewritten to the site's own relative path.
 SENTINEL_CDN = "https://panel-cdn.invalid/"
 # Bumped whenever the slimming/compiling recipe changes (invalidates derived cache entries).
-RECIPE = "10"
+RECIPE = "11"
 PYTHON_IN_PYODIDE = "python3.13"
 
 

@@ -95,11 +95,19 @@ def plan(inputs, runtime: Runtime, packages: list[Package], app_src: Path, mods_
     return Derived(wheels, stdlib, app), jobs
 
 
+# The model's command-line tools, which the page never imports: they ship as source only (the
+# sandbox's `import model` sees them, app/sandbox model_files), without bytecode.
+APP_SOURCE_ONLY = frozenset(f"model/{m}.py" for m in ("train", "bench", "bench_extras", "seeds", "drift"))
+
+
 def unpack_job(job: Job, tree: Path, modules: frozenset) -> dict:
     """Unpack a job's source into tree; its compile_pyc job (the app keeps its sources: tracebacks)."""
     if job.rule == "app":
         shutil.copytree(job.source, tree)
-        return {"dir": tree.name, "sourceless": False, "prefix": job.prefix}
+        only = sorted(
+            rel for p in tree.rglob("*.py") if (rel := p.relative_to(tree).as_posix()) not in APP_SOURCE_ONLY
+        )
+        return {"dir": tree.name, "sourceless": False, "prefix": job.prefix, "only": only, "optimize": OPTIMIZE["app"]}
     unpack_slim(job.source, tree, job.rule)
     return {
         "dir": tree.name,

@@ -14,7 +14,9 @@ from .zips import extract, write_zip
 
 DROP_ALWAYS = re.compile(r"(^|/)(tests?|__pycache__)/|\.(ts|tsx|map|less|pyc|pyi)$|^typings/")
 DROP = {
-    "panel": re.compile(r"^panel/dist/|^panel/models/.*\.(ts|tsx|js|css)$|^panel/.*\.ts$"),
+    "panel": re.compile(
+        r"^panel/dist/|^panel/models/.*\.(ts|tsx|js|css)$|^panel/.*\.ts$|^panel/(package-lock\.json|eslint\.config\.js)$"
+    ),
     "bokeh": re.compile(r"^bokeh/server/static/|^bokeh/sampledata/|^bokeh/sphinxext/"),
     "numpy": re.compile(r"^numpy/(f2py|_pyinstaller|doc)/|^numpy/_core/include/"),
     # Pyodide's standard library: the REPL, docs data, tools and network clients the page never uses,
@@ -28,9 +30,13 @@ DROP = {
     ),
 }
 # Bytecode without docstrings and asserts (like python -OO) for the standard library, which
-# CPython tests in that mode (saves ~0.35 MB). NumPy is not safe this way (its add_newdoc needs
-# the docstrings when sys.flags.optimize is 0: TypeError at import), nor checked for the others.
-OPTIMIZE = {"stdlib": 2}
+# CPython tests in that mode (saves ~0.35 MB), for param and Jinja2 (neither reads a docstring it
+# needs at run time: param's class docstrings are built only for IPython's pager, and checked for
+# None; their asserts are internal checks; 77 KB compressed) and for the app (app/ and model/ read no
+# docstring and assert nothing at run time; 55 KB). NumPy is not safe this way (its add_newdoc needs
+# the docstrings when sys.flags.optimize is 0: TypeError at import), nor Bokeh (its plotting API
+# builds its docstrings from its models' at import), nor checked for the others.
+OPTIMIZE = {"stdlib": 2, "param": 2, "jinja2": 2, "app": 2}
 # Imported in the browser but not by the traced start-up (or only when the trace fails): compiled too.
 EXTRA_IMPORTS = (
     "pyodide",
@@ -79,9 +85,16 @@ def compile_list(tree: Path, modules: frozenset) -> list[str]:
 
 
 def unpack_slim(whl: Path, dest: Path, name: str) -> None:
-    """Unpack a wheel (or the standard library) without what the page never uses."""
+    """Unpack a wheel (or the standard library) without what the page never uses. Bokeh keeps, of the
+    subresource-integrity hashes of every release since 0.2 (56 KB compressed: hashes do not compress),
+    its own release's, the only ones it reads (bokeh.resources, for links to its CDN)."""
     drop = DROP.get(name)
-    extract(whl, dest, lambda fn: not (DROP_ALWAYS.search(fn) or (drop and drop.search(fn))))
+    def keep(fn: str) -> bool:
+        if name == "bokeh" and fn.startswith("bokeh/_sri/"):
+            return fn == f"bokeh/_sri/{whl.name.split('-')[1]}.json"  # bokeh-3.9.2-py3-none-any.whl
+        return not (DROP_ALWAYS.search(fn) or (drop and drop.search(fn)))
+
+    extract(whl, dest, keep)
 
 
 def pack_wheel(src: Path, out: Path, deflate: bool = False) -> Path:

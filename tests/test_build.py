@@ -149,13 +149,26 @@ def test_wheels_are_slim_and_precompiled(site):
     with zipfile.ZipFile(panel_lazy) as z:
         assert z.namelist() and all(not n.endswith(".pyc") for n in z.namelist())
     assert panel_whl.stat().st_size < 3e6
+    # npm's and eslint's files are not read; package.json is (panel/io/resources.py, at import)
+    assert "panel/package.json" in names and not {"panel/package-lock.json", "panel/eslint.config.js"} & set(names)
     with zipfile.ZipFile(bokeh_whl) as z:
         assert not any(n.startswith(("bokeh/server/static/", "bokeh/sampledata/")) for n in z.namelist())
+        version = bokeh_whl.name.split("-")[1]  # of every release's hashes, its own
+        assert [n for n in z.namelist() if n.startswith("bokeh/_sri/")] == [f"bokeh/_sri/{version}.json"]
+    # bytecode without docstrings where that is safe (buildsupport/wheels.py OPTIMIZE): param's, the app's
+    (param_whl,) = (site / "packages").glob("*/param-*.whl")
+    with zipfile.ZipFile(param_whl) as z:
+        assert b"adding support for scheduling" not in z.read("param/parameterized.pyc")  # _m_caller's docstring
     (app_zip,) = (site / "assets").glob("app.*.zip")
     with zipfile.ZipFile(app_zip) as z:
         names = set(z.namelist())
         assert {"app/main.py", "model/weights/minigpt.npz", "model/weights/tokenizer.json"} <= names
         assert "app/__pycache__/main.cpython-313.pyc" in names
+        docstring = b"The innermost line of app/ on the stack"  # where_in_the_app's: in the source, kept for tracebacks
+        assert docstring in z.read("app/main.py") and docstring not in z.read("app/__pycache__/main.cpython-313.pyc")
+        # the model's command-line tools: source only (the sandbox's `import model` sees them)
+        assert "model/train.py" in names and not any(n.startswith("model/__pycache__/train.") for n in names)
+        assert "model/__pycache__/gpt.cpython-313.pyc" in names
         assert {"app/i18n/es.po", "app/i18n/en.po", "app/i18n/pt.po"} <= names  # the texts, a catalog each
 
 
