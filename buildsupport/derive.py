@@ -104,9 +104,7 @@ def unpack_job(job: Job, tree: Path, modules: frozenset) -> dict:
     """Unpack a job's source into tree; its compile_pyc job (the app keeps its sources: tracebacks)."""
     if job.rule == "app":
         shutil.copytree(job.source, tree)
-        only = sorted(
-            rel for p in tree.rglob("*.py") if (rel := p.relative_to(tree).as_posix()) not in APP_SOURCE_ONLY
-        )
+        only = sorted(rel for p in tree.rglob("*.py") if (rel := p.relative_to(tree).as_posix()) not in APP_SOURCE_ONLY)
         return {"dir": tree.name, "sourceless": False, "prefix": job.prefix, "only": only, "optimize": OPTIMIZE["app"]}
     unpack_slim(job.source, tree, job.rule)
     return {

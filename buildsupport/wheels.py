@@ -32,8 +32,8 @@ DROP = {
 # Bytecode without docstrings and asserts (like python -OO) for the standard library, which
 # CPython tests in that mode (saves ~0.35 MB), for param and Jinja2 (neither reads a docstring it
 # needs at run time: param's class docstrings are built only for IPython's pager, and checked for
-# None; their asserts are internal checks; 77 KB compressed) and for the app (app/ and model/ read no
-# docstring and assert nothing at run time; 55 KB). NumPy is not safe this way (its add_newdoc needs
+# None; their asserts are internal checks; 75 KB compressed) and for the app (app/ and model/ read no
+# docstring and assert nothing at run time; with the model's tools left as source, 32 KB). NumPy is not safe this way (its add_newdoc needs
 # the docstrings when sys.flags.optimize is 0: TypeError at import), nor Bokeh (its plotting API
 # builds its docstrings from its models' at import), nor checked for the others.
 OPTIMIZE = {"stdlib": 2, "param": 2, "jinja2": 2, "app": 2}
@@ -89,6 +89,7 @@ def unpack_slim(whl: Path, dest: Path, name: str) -> None:
     subresource-integrity hashes of every release since 0.2 (56 KB compressed: hashes do not compress),
     its own release's, the only ones it reads (bokeh.resources, for links to its CDN)."""
     drop = DROP.get(name)
+
     def keep(fn: str) -> bool:
         if name == "bokeh" and fn.startswith("bokeh/_sri/"):
             return fn == f"bokeh/_sri/{whl.name.split('-')[1]}.json"  # bokeh-3.9.2-py3-none-any.whl
