@@ -197,6 +197,27 @@ def test_the_first_step_is_found_ahead_without_waiting_for_idle_time(site, brows
         app.release()
 
 
+LAZY_INIT_JS = """() => { let p = Bokeh.Models.get('panel.models.layout.Column').prototype.default_view.prototype;
+  while (Object.getPrototypeOf(p) && 'lazy_initialize' in Object.getPrototypeOf(p)) p = Object.getPrototypeOf(p);
+  return String(p.lazy_initialize); }"""
+
+
+def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
+    """BokehJS builds the live page's views one by one (static/loader.js sliceViewBuilding): with a phone's
+    CPU (4x) the building gives the page back several times, so the render is short tasks and one long
+    draw, not one long task; the live page is whole, and BokehJS's own method is back afterwards."""
+    with serve(site) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
+        page.goto(url + "index.html?lang=es")
+        wait_ready(page)
+        assert page.evaluate("window.kv.renderSlices") >= 2
+        assert "renderSlices" not in page.evaluate(LAZY_INIT_JS)
+        wait_t(page, 2)  # the live page's own position
+        context.close()
+
+
 def test_the_live_page_waits_for_the_reader_to_pause(site, browser):
     """The live page's first render is one task of style and layout (static/loader.js readerPaused): while
     the reader is at work on the preview it waits, and begins QUIET_MS after their last key, where they
