@@ -219,7 +219,7 @@ def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
 
 
 def test_the_live_page_waits_for_the_reader_to_pause(site, browser):
-    """The live page's first render is one task of style and layout (static/loader.js readerPaused): while
+    """The live page's first render ends in one long draw (static/loader.js readerPaused): while
     the reader is at work on the preview it waits, and begins QUIET_MS after their last key, where they
     are; BokehJS, staged, ran meanwhile."""
     quiet = int(re.search(r"const QUIET_MS = (\d+);", (ROOT / "static" / "loader.js").read_text()).group(1))
