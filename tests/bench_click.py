@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.browser import centre_of, chromium, serve, throttled_page, wait_as_reader  # noqa: E402
+
 OBSERVE_JS = """() => { window.__clicks = [];
   new PerformanceObserver((list) => { for (const e of list.getEntries()) if (e.name === 'click')
     window.__clicks.push([e.processingEnd - e.startTime, e.duration]); })
@@ -40,29 +42,21 @@ def click(page, selector: str) -> list[float]:
     """A real click on the preview's button, its answer drawn, and its Event Timing: [handled, painted] in ms.
     The browser reports no click under 16 ms (the least threshold it takes); one not reported within a
     second of its answer counts as 16, an upper bound."""
-    from tests.browser import centre_of, wait_as_reader
-
     x, y = centre_of(page, "#kv-snapshot " + selector)
     answered, reported = page.evaluate(f"[{ANSWERS_JS}, window.__clicks.length]")
     page.mouse.click(x, y)
     wait_as_reader(page, f"{ANSWERS_JS} > {answered}")
-    got = page.evaluate(
-        "(n) => new Promise((resolve) => { const end = performance.now() + 1000; const poll = () => {"
-        " if (window.__clicks.length > n) resolve(window.__clicks[n]);"
-        " else if (performance.now() > end) resolve(null); else requestAnimationFrame(poll); }; poll(); })",
-        reported,
-    )
-    return got or [UNDER, UNDER]
+    try:
+        wait_as_reader(page, f"window.__clicks.length > {reported}", 1000)
+    except TimeoutError:
+        return [UNDER, UNDER]
+    return page.evaluate(f"window.__clicks[{reported}]")
 
 
 def one_page(browser, url: str, throttle: float, clicks: int, idle: float, size: tuple) -> dict[str, list]:
-    from tests.browser import wait_as_reader
-
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     context.route("**/app.*.zip*", lambda route: None)  # held: the preview stays the page
-    page = context.new_page()
-    if throttle != 1:
-        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+    page = throttled_page(context, throttle)
     page.goto(url + "index.html")
     wait_as_reader(page, CONTROLS_JS)  # not wait_for_function: its listeners would be timed with the clicks
     page.evaluate(OBSERVE_JS)
@@ -77,8 +71,6 @@ def one_page(browser, url: str, throttle: float, clicks: int, idle: float, size:
 
 
 def main() -> None:
-    from tests.browser import chromium, serve
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "dist")
     parser.add_argument("--compare", type=Path, help="another build's dist/, measured in the same run")

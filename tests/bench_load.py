@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 import build  # noqa: E402
 from buildsupport.serve import IMMUTABLE  # noqa: E402
 from tests.bench_sites import FILES, make_bare, make_baseline  # noqa: E402
-from tests.browser import chromium  # noqa: E402
+from tests.browser import centre_of, chromium, throttled_page, wait_as_reader  # noqa: E402
 from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
 
 SITES = ("site", "bare", "convert")
@@ -118,22 +118,12 @@ CONTROLS_JS = (
 SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
 
 
-def throttled_page(context, throttle: float):
-    """A new page whose main thread runs `throttle` times slower (DevTools protocol)."""
-    page = context.new_page()
-    if throttle != 1:
-        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
-    return page
-
-
 STORM_CLICKS, STORM_GAP_S = 20, 0.5
 
 
 def storm(page) -> None:
     """A reader who goes on clicking: Avanzar, every STORM_GAP_S seconds, STORM_CLICKS times, as real input
     (the page's probe records each click and the frame of its answer)."""
-    from tests.browser import centre_of
-
     x, y = centre_of(page, "#kv-snapshot [data-kv=step]")
     for _ in range(STORM_CLICKS):
         page.mouse.click(x, y)
@@ -143,8 +133,6 @@ def storm(page) -> None:
 def visit(context, url: str, log: list, throttle: float, step: bool, storming: bool = False) -> dict:
     """Load url in a new page of context; the times (ms from navigation start), marks and bytes. With
     `storming`, after the first answered click, the reader goes on clicking (`storm`)."""
-    from tests.browser import wait_as_reader
-
     log.clear()
     page = throttled_page(context, throttle)
     external = []

@@ -127,6 +127,14 @@ def wait_ready(page, timeout_ms: int = READY_TIMEOUT_MS) -> None:
         )
 
 
+def throttled_page(context, throttle: float):
+    """A new page whose main thread runs `throttle` times slower (DevTools protocol): a phone at 4."""
+    page = context.new_page()
+    if throttle != 1:
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+    return page
+
+
 def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int | None = None) -> None:
     """Wait until the JavaScript expression `condition` holds, polled by the page once a frame (or every
     `every_ms`).

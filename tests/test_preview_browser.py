@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from app.i18n import tr
-from tests.browser import chromium_missing, open_page, serve, wait_for_text, wait_grid_end, wait_ready, wait_t
+from tests.browser import (
+    chromium_missing,
+    open_page,
+    serve,
+    throttled_page,
+    wait_for_text,
+    wait_grid_end,
+    wait_ready,
+    wait_t,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -208,8 +217,7 @@ def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
     draw, not one long task; the live page is whole, and BokehJS's own method is back afterwards."""
     with serve(site) as url:
         context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
-        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
+        page = throttled_page(context, 4)
         page.goto(url + "index.html?lang=es")
         wait_ready(page)
         assert page.evaluate("window.kv.renderSlices") >= 2
