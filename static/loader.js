@@ -876,8 +876,8 @@
     setTimeout(once, 1000);
   }
 
-  // The live page's first render ends in one synchronous draw the page cannot split (0.15 s on a laptop,
-  // 0.8 s with a phone's CPU; its view building before it gives the page back: sliceViewBuilding): while
+  // The live page's first render keeps the main thread busy (in slices, sliceRender: a click in between
+  // is answered, but a frame or two later than in the preview alone): while
   // the reader is clicking, stepping or scrolling the preview (which answers them), it waits for a pause
   // of QUIET_MS; an action only the model answers (a kept one, a section, the speed) starts it at once.
   const QUIET_MS = 1200;
@@ -925,13 +925,16 @@
     render_items[0].roots = mountPoints(holder, root_ids, "kv-root");
     render_items[0].root_ids = root_ids;
     let views;
-    const unslice = sliceViewBuilding(docs_json);
+    const slices = sliceRender(docs_json);
+    holder.classList.add("kv-building");
     try {
       [views] = await Bokeh.embed.embed_items(docs_json, render_items);
+      await slices.done();
     } catch (e) {
+      holder.classList.remove("kv-building");
       return showError({ where: "BokehJS", message: String(e), failures: [] });
     } finally {
-      unslice();
+      slices.restore();
     }
     const replay = endPreview(msg.seq || 0);
     const focused = document.activeElement && document.activeElement.closest
@@ -942,6 +945,7 @@
     const main = $("kv-main");
     main.insertBefore($("kv-loader"), main.firstChild);   // errors after this show at the top
     document.getElementById("kv-snapshot").remove();
+    holder.classList.remove("kv-building");
     if (focusLabel) focusLive(focusLabel);
     const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);
     jsdoc.on_change(sendChange.bind(null, jsdoc), false);
@@ -959,33 +963,137 @@
     kv.times.ready = performance.now() - t0;
   }
 
-  // BokehJS builds the live page's views (asynchronously, one `lazy_initialize` each), then draws them in
-  // one synchronous pass. The building is made to give the page back every SLICE_MS: the render is then
-  // short tasks and one long one (its longest task 257 -> 154 ms at 1x, 1.5 -> 0.8 s at 4x: tests.bench_load),
-  // and a click in between is answered by the preview and replayed (endPreview). The patch lives for this
-  // render only.
-  function sliceViewBuilding(docs_json) {
-    let base = null;
+  // BokehJS builds the live page's views (asynchronously, one `lazy_initialize` each), then draws each root
+  // in one synchronous `build`: its DOM, then its layout (children's after_render, styles, a forced style
+  // and layout of the whole tree, the plots' measures), then each plot's canvas. For this render only,
+  // the loader makes it give the page back: every SLICE_MS while the views are built, between a root's
+  // DOM and its layout, and before each plot's first paint (its longest task 1.5 s -> 0.77 -> ... at 4x:
+  // tests.bench_load). The live page is laid out out of sight meanwhile (#kv-live.kv-building: no
+  // height, clipped; a course page's frame is not resized) and Bokeh's resize observers wait for the
+  // layout (a root's observer before its layout would render it all again). A click in between is
+  // answered by the preview and replayed (endPreview). Another BokehJS than the one this was written for
+  // (a method not where it is looked for) is drawn as it was, in one task.
+  function sliceRender(docs_json) {
+    const undo = [];
+    const layouts = [];            // each root's layout, a task after its DOM
+    const unpainted = new Set();   // plots whose first paint waits for its own task
+    const resized = new Set();     // views whose resize observer fired before the layouts were done
+    const toLayOut = new Set();    // layout roots whose styles are set and whose layout waits a task
+    let own = {};
+    const ownerOf = (proto, name) => {
+      while (proto && !Object.prototype.hasOwnProperty.call(proto, name)) proto = Object.getPrototypeOf(proto);
+      return proto;
+    };
+    const patch = (proto, name, make) => {
+      const original = proto[name];
+      own[name] = original;
+      proto[name] = make(original);
+      undo.push(() => { proto[name] = original; });
+    };
+    const restore = () => { while (undo.length) undo.pop()(); };
+    kv.renderSlices = [];          // the render's phase at each time it gave the page back (tests/test_preview_browser.py)
+    const gaveBack = async (after) => { kv.renderSlices.push(after); await yieldToPage(); };
     try {
       const [doc] = Object.values(docs_json);
       const type = doc.roots[0].name; // {type: "object", name: "panel.models.layout.Column", id, ...}
-      let proto = Bokeh.Models.get(type).prototype.default_view.prototype;
-      while (Object.getPrototypeOf(proto) && "lazy_initialize" in Object.getPrototypeOf(proto)) proto = Object.getPrototypeOf(proto);
-      base = Object.prototype.hasOwnProperty.call(proto, "lazy_initialize") ? proto : null;
-    } catch (e) { /* another BokehJS: built in one task, as it was */ }
-    if (!base) return () => {};
-    const own = base.lazy_initialize;
-    let since = performance.now();
-    base.lazy_initialize = async function () {
-      if (performance.now() - since > SLICE_MS) {
-        kv.renderSlices += 1; // tests/test_preview_browser.py
-        await yieldToPage();
-        since = performance.now();
-      }
-      return own.call(this);
+      const view = Bokeh.Models.get(type).prototype.default_view.prototype;
+      let base = view;
+      while (Object.getPrototypeOf(base) && "lazy_initialize" in Object.getPrototypeOf(base)) base = Object.getPrototypeOf(base);
+      const plot = Bokeh.Models.get("Plot").prototype.default_view.prototype;
+      const parts = [[ownerOf(base, "lazy_initialize"), "lazy_initialize"], [ownerOf(view, "build"), "build"],
+        [ownerOf(view, "after_resize"), "after_resize"], [ownerOf(plot, "paint"), "paint"],
+        [ownerOf(view, "invalidate_layout"), "invalidate_layout"], [ownerOf(view, "render_to"), "render_to"]];
+      if (parts.some(([proto, name]) => !proto || typeof proto[name] !== "function")) throw new Error("another BokehJS");
+      const [[lazy], [dom], [ui], [plots], [layout], [placed]] = parts;
+      let since = performance.now();
+      patch(lazy, "lazy_initialize", (original) => async function () {
+        if (performance.now() - since > SLICE_MS) {
+          await gaveBack("views");
+          since = performance.now();
+        }
+        return original.call(this);
+      });
+      // A root's DOM: the root, its children and theirs (a plot, a card, a line of text: each made in one
+      // piece), a slice of SLICE_MS at a time, in the page's order; each element is in its place before
+      // it is filled. Then its styles, then its layout, each in a task of its own.
+      let making = null;
+      patch(placed, "render_to", (original) => function (target) {
+        const parent = this.parent;
+        if (!making || !parent || (parent !== making.root && parent.parent !== making.root)) return original.call(this, target);
+        target.appendChild(this.el);
+        making.views.push(this);
+      });
+      patch(dom, "build", (original) => function (target) {
+        if (!this.is_root) return original.call(this, target);
+        layouts.push((async () => {
+          const root = this;
+          const views = [];
+          target.appendChild(root.el);
+          views.push(root);
+          let since = performance.now();
+          for (let i = 0; i < views.length; i++) {
+            if (performance.now() - since > SLICE_MS) {
+              making = null;
+              await gaveBack("dom");
+              since = performance.now();
+            }
+            making = { root, views };
+            views[i].render();
+            making = null;
+          }
+          // DOMView.r_after_render, a child of the root at a time; the root's own sets the styles of the
+          // whole tree (invalidate_layout below)
+          for (const child of root.children()) {
+            if (performance.now() - since > SLICE_MS) {
+              await gaveBack("after_render");
+              since = performance.now();
+            }
+            if (dom.isPrototypeOf(child)) child.r_after_render();
+          }
+          await gaveBack("after_render");
+          root.after_render();
+          root._was_built = true;
+          // LayoutDOMView.compute_layout of a layout root: the plots' measures, then the boxes (the
+          // browser's style and layout of the page, done in the frame between), then the layout
+          for (const view of toLayOut) {
+            await gaveBack("after_render");
+            view.measure_layout();
+            await gaveBack("layout");
+            view.update_bbox();
+            view._compute_layout();
+            view.after_layout();
+            view._layout_computed = true;
+          }
+          toLayOut.clear();
+          root.notify_finished();
+        })());
+      });
+      patch(layout, "invalidate_layout", () => function () {
+        if (layout.isPrototypeOf(this.parent)) return this.parent.invalidate_layout();
+        this.update_layout();
+        toLayOut.add(this);
+      });
+      patch(ui, "after_resize", () => function () { resized.add(this); });
+      patch(plots, "paint", () => function () { unpainted.add(this); });
+    } catch (e) {
+      restore(); // another BokehJS: built in one task, as it was
+      own = null;
+    }
+    return {
+      restore,
+      async done() {
+        if (!own) return;
+        await Promise.all(layouts);
+        while (unpainted.size) {
+          const [plot] = unpainted;
+          unpainted.delete(plot);
+          await gaveBack("paint");
+          own.paint.call(plot);
+        }
+        restore();
+        for (const view of resized) view.after_resize();
+      },
     };
-    kv.renderSlices = 0;
-    return () => { base.lazy_initialize = own; };
   }
 
   // A keyboard reader on a preview's control goes on from the live page's same control (found by its

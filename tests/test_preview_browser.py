@@ -206,23 +206,52 @@ def test_the_first_step_is_found_ahead_without_waiting_for_idle_time(site, brows
         app.release()
 
 
-LAZY_INIT_JS = """() => { let p = Bokeh.Models.get('panel.models.layout.Column').prototype.default_view.prototype;
-  while (Object.getPrototypeOf(p) && 'lazy_initialize' in Object.getPrototypeOf(p)) p = Object.getPrototypeOf(p);
-  return String(p.lazy_initialize); }"""
+BOKEH_METHODS_JS = """() => {
+  const owner = (p, name) => { while (p && !Object.prototype.hasOwnProperty.call(p, name)) p = Object.getPrototypeOf(p); return p; };
+  const view = Bokeh.Models.get('panel.models.layout.Column').prototype.default_view.prototype;
+  const plot = Bokeh.Models.get('Plot').prototype.default_view.prototype;
+  let base = view;
+  while (Object.getPrototypeOf(base) && 'lazy_initialize' in Object.getPrototypeOf(base)) base = Object.getPrototypeOf(base);
+  const found = [[base, 'lazy_initialize'], [view, 'build'], [view, 'render_to'], [view, 'after_resize'],
+                 [view, 'invalidate_layout'], [plot, 'paint']];
+  return found.map(([p, name]) => String(owner(p, name)[name])); }"""
 
 
 def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
-    """BokehJS builds the live page's views one by one (static/loader.js sliceViewBuilding): with a phone's
-    CPU (4x) the building gives the page back several times, so the render is short tasks and one long
-    draw, not one long task; the live page is whole, and BokehJS's own method is back afterwards."""
+    """BokehJS builds and draws the live page in slices (static/loader.js sliceRender): with a phone's CPU
+    (4x) the views are built, the DOM made, the styles and the layout set and the plots painted in many
+    tasks, not in one; meanwhile the live page takes no height (a course page's frame is not resized
+    twice); afterwards the live page is whole and BokehJS's own methods are back."""
     with serve(site) as url:
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         page = throttled_page(context, 4)
+        messages = []
+        page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+        page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+        page.add_init_script(
+            """addEventListener('DOMContentLoaded', () => {
+                 const main = document.getElementById('kv-main'); window.heights = [];
+                 new ResizeObserver(() => window.heights.push(main.getBoundingClientRect().height)).observe(main); });"""
+        )
         page.goto(url + "index.html?lang=es")
         wait_ready(page)
-        assert page.evaluate("window.kv.renderSlices") >= 2
-        assert "renderSlices" not in page.evaluate(LAZY_INIT_JS)
+        phases = page.evaluate("window.kv.renderSlices")
+        # every phase gives the page back, the DOM more than once; each plot is painted in a task of its own
+        assert set(phases) == {"views", "dom", "after_render", "layout", "paint"}, phases
+        assert phases.count("dom") >= 2 and phases.count("paint") >= 2, phases
+        methods = page.evaluate(BOKEH_METHODS_JS)
+        assert len(methods) == 6
+        assert not [
+            m
+            for m in methods
+            if any(w in m for w in ("renderSlices", "unpainted.add", "resized.add", "toLayOut", "making"))
+        ]
+        # the preview's height, then the live page's (the same figure): never the two at once
+        heights = page.evaluate("window.heights")
+        assert max(heights) < 1.5 * heights[-1], heights
+        assert page.evaluate("document.getElementById('kv-live').className") == ""
         wait_t(page, 2)  # the live page's own position
+        assert not [m for m in messages if m.startswith(("error", "pageerror", "warning"))], messages
         context.close()
 
 
