@@ -966,9 +966,10 @@
   // BokehJS builds the live page's views (asynchronously, one `lazy_initialize` each), then draws each root
   // in one synchronous `build`: its DOM, then its layout (children's after_render, styles, a forced style
   // and layout of the whole tree, the plots' measures), then each plot's canvas. For this render only,
-  // the loader makes it give the page back: every SLICE_MS while the views are built, between a root's
-  // DOM and its layout, and before each plot's first paint (its longest task 1.5 s -> 0.77 -> ... at 4x:
-  // tests.bench_load). The live page is laid out out of sight meanwhile (#kv-live.kv-building: no
+  // the loader makes it give the page back: every SLICE_MS while the views are built and the DOM is made
+  // (a view at a time), between the children's after_render, and before the styles, the plots' measures,
+  // the layout and each plot's first paint (the render's longest task at 4x 1.5 s -> 0.22 s:
+  // docs/performance.md). The live page is laid out out of sight meanwhile (#kv-live.kv-building: no
   // height, clipped; a course page's frame is not resized) and Bokeh's resize observers wait for the
   // layout (a root's observer before its layout would render it all again). A click in between is
   // answered by the preview and replayed (endPreview). Another BokehJS than the one this was written for
