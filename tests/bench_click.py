@@ -14,6 +14,10 @@ the click's own task, so that paint shows it), to 8 ms; a click it does not repo
 as 16. The bench waits through `evaluate` only (`tests.browser.wait_as_reader`): Playwright's own waits
 leave listeners on the page that every input would run, and a reader's page has none. Prints medians
 over `--rounds` fresh pages per site, the sites alternating.
+
+`--booting` lets the app's archive through: Pyodide boots and Python builds the app while the first click
+is answered, as in a reader's page and in tests.bench_load (which times that click by the page's own
+frames), and only that click is timed (the live page may take over after it).
 """
 
 from __future__ import annotations
@@ -53,9 +57,12 @@ def click(page, selector: str) -> list[float]:
     return page.evaluate(f"window.__clicks[{reported}]")
 
 
-def one_page(browser, url: str, throttle: float, clicks: int, idle: float, size: tuple) -> dict[str, list]:
+def one_page(
+    browser, url: str, throttle: float, clicks: int, idle: float, size: tuple, booting: bool
+) -> dict[str, list]:
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    context.route("**/app.*.zip*", lambda route: None)  # held: the preview stays the page
+    if not booting:
+        context.route("**/app.*.zip*", lambda route: None)  # held: the preview stays the page
     page = throttled_page(context, throttle)
     page.goto(url + "index.html")
     wait_as_reader(page, CONTROLS_JS)  # not wait_for_function: its listeners would be timed with the clicks
@@ -79,7 +86,10 @@ def main() -> None:
     parser.add_argument("--clicks", type=int, default=3, help="steps after a pause, per page")
     parser.add_argument("--idle", type=float, default=1.0, help="the pause before them, in seconds")
     parser.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
+    parser.add_argument("--booting", action="store_true", help="Pyodide boots meanwhile; the first click only")
     args = parser.parse_args()
+    if args.booting:
+        args.clicks = 0
     size = (360, 740) if args.phone else (1280, 800)
     sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
     results: dict[str, dict[str, list]] = {name: {"first": [], "later": [], "resets": []} for name in sites}
@@ -88,21 +98,24 @@ def main() -> None:
         browser = stack.enter_context(chromium())
         for _ in range(args.rounds):  # the sites alternate, round by round, so the machine's mood is shared
             for name, url in urls.items():
-                got = one_page(browser, url, args.throttle, args.clicks, args.idle, size)
+                got = one_page(browser, url, args.throttle, args.clicks, args.idle, size, args.booting)
                 results[name]["first"].append(got["first"])
                 results[name]["later"] += got["later"]
                 results[name]["resets"] += got["resets"]
     print(
-        f"{args.throttle:g}x CPU, {size[0]} x {size[1]} px, {args.rounds} pages per site, Event Timing (ms, to 8 ms), medians:"
+        f"{args.throttle:g}x CPU, {size[0]} x {size[1]} px, {args.rounds} pages per site, Event Timing (ms, to 8 ms), "
+        f"{'Pyodide booting' if args.booting else 'the live page held back'}, medians:"
     )
+
+    def median(values, i):
+        return f"{statistics.median(v[i] for v in values):.0f}" if values else "—"
+
     for name, r in results.items():
         print(
-            f"{name:7} Avanzar at once: handled {statistics.median(v[0] for v in r['first']):.0f}, "
-            f"painted {statistics.median(v[1] for v in r['first']):.0f} "
+            f"{name:7} Avanzar at once: handled {median(r['first'], 0)}, painted {median(r['first'], 1)} "
             f"(all: {', '.join(f'{v[1]:.0f}' for v in r['first'])}) | after a pause: "
-            f"handled {statistics.median(v[0] for v in r['later']):.0f}, "
-            f"painted {statistics.median(v[1] for v in r['later']):.0f} | Reiniciar: "
-            f"painted {statistics.median(v[1] for v in r['resets']):.0f}"
+            f"handled {median(r['later'], 0)}, painted {median(r['later'], 1)} | Reiniciar: "
+            f"painted {median(r['resets'], 1)}"
         )
 
 

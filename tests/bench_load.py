@@ -96,8 +96,10 @@ MARKS_JS = (
     ".map((m) => [m.name, m.startTime]))"
 )
 # A click on the preview's Avanzar as soon as it is painted and its controls answer (static/loader.js
-# "kv-first-paint" and "kv-controls"); when the frame that shows its answer is drawn (ms from
-# navigation, and from the click).
+# "kv-first-paint" and "kv-controls"); when the frame that shows its answer has been drawn (ms from
+# navigation, and from the click): the first frame whose animation callbacks find the answer made draws
+# it, and a task posted from those callbacks runs once that frame's main-thread work (style, layout,
+# paint) is done. (Until 2026-12-03 this timed the start of the frame after it: a frame more.)
 ANSWER_JS = """() => new Promise((resolve) => {
   const button = document.querySelector('#kv-snapshot [data-kv=step]');
   if (!button || !window.kv || !window.kv.preview) return resolve(null);
@@ -105,11 +107,13 @@ ANSWER_JS = """() => new Promise((resolve) => {
   button.click();
   const check = () => {
     if (window.kv.answers && window.kv.answers.length) {
-      requestAnimationFrame(() => { const drawn = performance.now(); resolve({drawn, latency: drawn - clicked}); });
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => { const drawn = performance.now(); resolve({drawn, latency: drawn - clicked}); };
+      channel.port2.postMessage(0);
     } else if (document.body.dataset.ready === 'true') resolve(null);
     else requestAnimationFrame(check);
   };
-  check();
+  requestAnimationFrame(check);
 })"""
 CONTROLS_JS = (
     "['kv-controls', 'kv-first-paint'].every((m) => performance.getEntriesByName(m).length > 0) || "
