@@ -1010,12 +1010,14 @@
         [ownerOf(view, "invalidate_layout"), "invalidate_layout"], [ownerOf(view, "render_to"), "render_to"]];
       if (parts.some(([proto, name]) => !proto || typeof proto[name] !== "function")) throw new Error("another BokehJS");
       const [[lazy], [dom], [ui], [plots], [layout], [placed]] = parts;
-      let since = performance.now();
+      let since = performance.now(); // the current slice's start, whatever its phase
+      const next = async (phase) => {
+        await gaveBack(phase);
+        since = performance.now();
+      };
+      const due = (phase) => (performance.now() - since > RENDER_SLICE_MS ? next(phase) : null);
       patch(lazy, "lazy_initialize", (original) => async function () {
-        if (performance.now() - since > RENDER_SLICE_MS) {
-          await gaveBack("views");
-          since = performance.now();
-        }
+        await due("views");
         return original.call(this);
       });
       // A root's DOM: the root, its children and theirs (a plot, a card, a line of text: each made in one
@@ -1035,35 +1037,32 @@
           const views = [];
           target.appendChild(root.el);
           views.push(root);
-          let since = performance.now();
           for (let i = 0; i < views.length; i++) {
-            if (performance.now() - since > RENDER_SLICE_MS) {
-              making = null;
-              await gaveBack("dom");
-              since = performance.now();
-            }
+            await due("dom");
             making = { root, views };
             views[i].render();
             making = null;
           }
-          // DOMView.r_after_render, a child of the root at a time; the root's own sets the styles of the
-          // whole tree (invalidate_layout below)
-          for (const child of root.children()) {
-            if (performance.now() - since > RENDER_SLICE_MS) {
-              await gaveBack("after_render");
-              since = performance.now();
+          // DOMView.r_after_render in its order, the root's children and theirs a slice at a time; the
+          // root's own after_render, in a task of its own, sets the styles of the whole tree
+          // (invalidate_layout below)
+          const afterRender = async (view, depth) => {
+            if (depth === 2) {
+              await due("after_render");
+              return void view.r_after_render();
             }
-            if (dom.isPrototypeOf(child)) child.r_after_render();
-          }
-          await gaveBack("after_render");
-          root.after_render();
-          root._was_built = true;
+            for (const child of view.children()) if (dom.isPrototypeOf(child)) await afterRender(child, depth + 1);
+            await (depth === 0 ? next("after_render") : due("after_render"));
+            view.after_render();
+            view._was_built = true;
+          };
+          await afterRender(root, 0);
           // LayoutDOMView.compute_layout of a layout root: the plots' measures, then the boxes (the
           // browser's style and layout of the page, done in the frame between), then the layout
           for (const view of toLayOut) {
-            await gaveBack("after_render");
+            await next("after_render");
             view.measure_layout();
-            await gaveBack("layout");
+            await next("layout");
             view.update_bbox();
             view._compute_layout();
             view.after_layout();
