@@ -963,21 +963,23 @@
     kv.times.ready = performance.now() - t0;
   }
 
+  // The render's slices are longer than the staging's: what cannot be split (decoding the document, the
+  // page's style and layout) takes 0.13 s at 4x, so a click waits no longer for a slice of 30 ms, and fewer
+  // slices are fewer frames laid out in between (the render 1.52 and 1.38 s at 4x against 1.63 and 1.52
+  // with 8 ms).
+  const RENDER_SLICE_MS = 30;
+
   // BokehJS builds the live page's views (asynchronously, one `lazy_initialize` each), then draws each root
   // in one synchronous `build`: its DOM, then its layout (children's after_render, styles, a forced style
   // and layout of the whole tree, the plots' measures), then each plot's canvas. For this render only,
   // the loader makes it give the page back: every RENDER_SLICE_MS while the views are built and the DOM is made
   // (a view at a time), between the children's after_render, and before the styles, the plots' measures,
-  // the layout and each plot's first paint (the render's longest task at 4x 1.5 s -> 0.22 s:
-  // docs/performance.md). The live page is laid out out of sight meanwhile (#kv-live.kv-building: no
-  // height, clipped; a course page's frame is not resized) and Bokeh's resize observers wait for the
-  // layout (a root's observer before its layout would render it all again). A click in between is
-  // answered by the preview and replayed (endPreview). Another BokehJS than the one this was written for
-  // (a method not where it is looked for) is drawn as it was, in one task.
-  // Longer than the staging's slices: what cannot be split (decoding the document, the page's style and
-  // layout) takes 0.13 s at 4x, so a click waits no longer for a slice of 30 ms, and fewer slices are
-  // fewer frames laid out in between (the render 1.52 and 1.38 s at 4x against 1.63 and 1.52 with 8 ms).
-  const RENDER_SLICE_MS = 30;
+  // the layout and each plot's first paint (the render's longest task at 4x 0.7 s -> 0.16 s:
+  // tests.bench_render, docs/performance.md). The live page is laid out out of sight meanwhile
+  // (#kv-live.kv-building: no height, clipped; a course page's frame is not resized) and Bokeh's resize
+  // observers wait for the layout (a root's observer before its layout would render it all again). A
+  // click in between is answered by the preview and replayed (endPreview). Another BokehJS than the one
+  // this was written for (a method not where it is looked for) is drawn as it was, in one task.
   function sliceRender(docs_json) {
     const undo = [];
     const layouts = [];            // each root's layout, a task after its DOM
