@@ -31,7 +31,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import centre_of, chromium, serve, throttled_page, wait_as_reader  # noqa: E402
+from tests.browser import (  # noqa: E402
+    add_site_arguments,
+    centre_of,
+    chromium,
+    serve,
+    sites_of,
+    throttled_page,
+    wait_as_reader,
+)
 
 OBSERVE_JS = """() => { window.__clicks = [];
   new PerformanceObserver((list) => { for (const e of list.getEntries()) if (e.name === 'click')
@@ -79,10 +87,7 @@ def one_page(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", type=Path, default=ROOT / "dist")
-    parser.add_argument("--compare", type=Path, help="another build's dist/, measured in the same run")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--throttle", type=float, default=4)
+    add_site_arguments(parser)
     parser.add_argument("--clicks", type=int, default=3, help="steps after a pause, per page")
     parser.add_argument("--idle", type=float, default=1.0, help="the pause before them, in seconds")
     parser.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
@@ -91,7 +96,7 @@ def main() -> None:
     if args.booting:
         args.clicks = 0
     size = (360, 740) if args.phone else (1280, 800)
-    sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
+    sites = sites_of(args)
     results: dict[str, dict[str, list]] = {name: {"first": [], "later": [], "resets": []} for name in sites}
     with contextlib.ExitStack() as stack:
         urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import chromium, serve, throttled_page, wait_as_reader  # noqa: E402
+from tests.browser import add_site_arguments, chromium, serve, sites_of, throttled_page, wait_as_reader  # noqa: E402
 
 LONG_TASKS_JS = """window.__long = [];
 new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__long.push([e.startTime, e.duration]); })
@@ -46,12 +46,9 @@ def one_page(browser, url: str, throttle: float) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", type=Path, default=ROOT / "dist")
-    parser.add_argument("--compare", type=Path, help="another build's dist/, measured in the same run")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--throttle", type=float, default=4)
+    add_site_arguments(parser)
     args = parser.parse_args()
-    sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
+    sites = sites_of(args)
     results: dict[str, list] = {name: [] for name in sites}
     with contextlib.ExitStack() as stack:
         urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}

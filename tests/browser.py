@@ -135,6 +135,19 @@ def throttled_page(context, throttle: float):
     return page
 
 
+def add_site_arguments(parser, rounds: int = 5, throttle: float = 4) -> None:
+    """The benchmarks' --site, --compare (an earlier build, measured in the same run), --rounds, --throttle."""
+    parser.add_argument("--site", type=Path, default=ROOT / "dist")
+    parser.add_argument("--compare", type=Path, help="another build's dist/, measured in the same run")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--throttle", type=float, default=throttle)
+
+
+def sites_of(args) -> dict[str, Path]:
+    """{"site": --site} and, with --compare, {"before": that build}: the order the rounds alternate in."""
+    return {"site": args.site} | ({"before": args.compare} if args.compare else {})
+
+
 def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int | None = None) -> None:
     """Wait until the JavaScript expression `condition` holds, polled by the page once a frame (or every
     `every_ms`).
