@@ -986,16 +986,16 @@
     const unpainted = new Set();   // plots whose first paint waits for its own task
     const resized = new Set();     // views whose resize observer fired before the layouts were done
     const toLayOut = new Set();    // layout roots whose styles are set and whose layout waits a task
-    let own = {};
+    let paint = null;              // PlotView's own paint, for the plots' first (null: not sliced)
     const ownerOf = (proto, name) => {
       while (proto && !Object.prototype.hasOwnProperty.call(proto, name)) proto = Object.getPrototypeOf(proto);
       return proto;
     };
     const patch = (proto, name, make) => {
       const original = proto[name];
-      own[name] = original;
       proto[name] = make(original);
       undo.push(() => { proto[name] = original; });
+      return original;
     };
     const restore = () => { while (undo.length) undo.pop()(); };
     kv.renderSlices = [];          // the render's phase at each time it gave the page back (tests/test_preview_browser.py)
@@ -1080,21 +1080,21 @@
         toLayOut.add(this);
       });
       patch(ui, "after_resize", () => function () { resized.add(this); });
-      patch(plots, "paint", () => function () { unpainted.add(this); });
+      paint = patch(plots, "paint", () => function () { unpainted.add(this); });
     } catch (e) {
       restore(); // another BokehJS: built in one task, as it was
-      own = null;
+      paint = null;
     }
     return {
       restore,
       async done() {
-        if (!own) return;
+        if (!paint) return;
         await Promise.all(layouts);
         while (unpainted.size) {
           const [plot] = unpainted;
           unpainted.delete(plot);
           await gaveBack("paint");
-          own.paint.call(plot);
+          paint.call(plot);
         }
         restore();
         for (const view of resized) view.after_resize();

@@ -23,7 +23,6 @@ frames), and only that click is timed (the live page may take over after it).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import sys
 from pathlib import Path
@@ -33,10 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.browser import (  # noqa: E402
     add_site_arguments,
+    alternating_rounds,
     centre_of,
-    chromium,
-    serve,
-    sites_of,
     throttled_page,
     wait_as_reader,
 )
@@ -96,17 +93,17 @@ def main() -> None:
     if args.booting:
         args.clicks = 0
     size = (360, 740) if args.phone else (1280, 800)
-    sites = sites_of(args)
-    results: dict[str, dict[str, list]] = {name: {"first": [], "later": [], "resets": []} for name in sites}
-    with contextlib.ExitStack() as stack:
-        urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}
-        browser = stack.enter_context(chromium())
-        for _ in range(args.rounds):  # the sites alternate, round by round, so the machine's mood is shared
-            for name, url in urls.items():
-                got = one_page(browser, url, args.throttle, args.clicks, args.idle, size, args.booting)
-                results[name]["first"].append(got["first"])
-                results[name]["later"] += got["later"]
-                results[name]["resets"] += got["resets"]
+    pages = alternating_rounds(
+        args, lambda browser, url: one_page(browser, url, args.throttle, args.clicks, args.idle, size, args.booting)
+    )
+    results = {
+        name: {
+            "first": [got["first"] for got in got_all],
+            "later": [t for got in got_all for t in got["later"]],
+            "resets": [t for got in got_all for t in got["resets"]],
+        }
+        for name, got_all in pages.items()
+    }
     print(
         f"{args.throttle:g}x CPU, {size[0]} x {size[1]} px, {args.rounds} pages per site, Event Timing (ms, to 8 ms), "
         f"{'Pyodide booting' if args.booting else 'the live page held back'}, medians:"

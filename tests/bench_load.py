@@ -97,20 +97,17 @@ MARKS_JS = (
 )
 # A click on the preview's Avanzar as soon as it is painted and its controls answer (static/loader.js
 # "kv-first-paint" and "kv-controls"); when the frame that shows its answer has been drawn (ms from
-# navigation, and from the click): the first frame whose animation callbacks find the answer made draws
-# it, and a task posted from those callbacks runs once that frame's main-thread work (style, layout,
-# paint) is done. (Until 2026-12-03 this timed the start of the frame after it: a frame more.)
+# navigation, and from the click): the probe's frames[0] (tests/bench/probe.js: the end of the first
+# frame that finds the answer made). (Until 2026-12-03 this timed the start of the frame after it.)
 ANSWER_JS = """() => new Promise((resolve) => {
   const button = document.querySelector('#kv-snapshot [data-kv=step]');
   if (!button || !window.kv || !window.kv.preview) return resolve(null);
   const clicked = performance.now();
   button.click();
   const check = () => {
-    if (window.kv.answers && window.kv.answers.length) {
-      const channel = new MessageChannel();
-      channel.port1.onmessage = () => { const drawn = performance.now(); resolve({drawn, latency: drawn - clicked}); };
-      channel.port2.postMessage(0);
-    } else if (document.body.dataset.ready === 'true') resolve(null);
+    const [drawn] = window.__probe.frames;
+    if (drawn !== undefined) resolve({drawn, latency: drawn - clicked});
+    else if (document.body.dataset.ready === 'true') resolve(null);
     else requestAnimationFrame(check);
   };
   requestAnimationFrame(check);

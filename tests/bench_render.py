@@ -13,7 +13,6 @@ it). Prints each round's render time and the medians. `tests.bench_load` times t
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import add_site_arguments, chromium, serve, sites_of, throttled_page, wait_as_reader  # noqa: E402
+from tests.browser import add_site_arguments, alternating_rounds, throttled_page, wait_as_reader  # noqa: E402
 
 LONG_TASKS_JS = """window.__long = [];
 new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__long.push([e.startTime, e.duration]); })
@@ -48,14 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_site_arguments(parser)
     args = parser.parse_args()
-    sites = sites_of(args)
-    results: dict[str, list] = {name: [] for name in sites}
-    with contextlib.ExitStack() as stack:
-        urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}
-        browser = stack.enter_context(chromium())
-        for _ in range(args.rounds):
-            for name, url in urls.items():
-                results[name].append(one_page(browser, url, args.throttle))
+    results = alternating_rounds(args, lambda browser, url: one_page(browser, url, args.throttle))
     print(f"{args.throttle:g}x CPU, {args.rounds} pages per site; the live render (kv-render-go to kv-ready), ms:")
     for name, r in results.items():
         print(

@@ -95,12 +95,17 @@ def open_page(browser, url: str, width: int = 1280, height: int = 800, context=N
     """New context + page at url; returns (page, requests) with requests recorded from the start."""
     context = context or new_context(browser, width, height)
     requests = collect_requests(context)
-    page = context.new_page()
+    page = record_console(context.new_page())
+    page.goto(url)
+    return page, requests
+
+
+def record_console(page):
+    """page, its console messages and uncaught errors kept in page.console_messages ("type: text")."""
     page.console_messages = []
     page.on("console", lambda m: page.console_messages.append(f"{m.type}: {m.text}"))
     page.on("pageerror", lambda e: page.console_messages.append(f"pageerror: {e}"))
-    page.goto(url)
-    return page, requests
+    return page
 
 
 class PageFailed(AssertionError):
@@ -143,9 +148,18 @@ def add_site_arguments(parser, rounds: int = 5, throttle: float = 4) -> None:
     parser.add_argument("--throttle", type=float, default=throttle)
 
 
-def sites_of(args) -> dict[str, Path]:
-    """{"site": --site} and, with --compare, {"before": that build}: the order the rounds alternate in."""
-    return {"site": args.site} | ({"before": args.compare} if args.compare else {})
+def alternating_rounds(args, visit) -> dict[str, list]:
+    """--rounds rounds of `visit(browser, url)` on --site and --compare's build, the sites alternating
+    round by round (so the machine's mood is shared): {"site": [...], "before": [...]}, one result a round."""
+    sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
+    results: dict[str, list] = {name: [] for name in sites}
+    with contextlib.ExitStack() as stack:
+        urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}
+        browser = stack.enter_context(chromium())
+        for _ in range(args.rounds):
+            for name, url in urls.items():
+                results[name].append(visit(browser, url))
+    return results
 
 
 def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int | None = None) -> None:

@@ -14,6 +14,7 @@ from app.i18n import tr
 from tests.browser import (
     chromium_missing,
     open_page,
+    record_console,
     serve,
     throttled_page,
     wait_for_text,
@@ -224,10 +225,7 @@ def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
     twice); afterwards the live page is whole and BokehJS's own methods are back."""
     with serve(site) as url:
         context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = throttled_page(context, 4)
-        messages = []
-        page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-        page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+        page = record_console(throttled_page(context, 4))
         page.add_init_script(
             """addEventListener('DOMContentLoaded', () => {
                  const main = document.getElementById('kv-main'); window.heights = [];
@@ -251,7 +249,8 @@ def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
         assert max(heights) < 1.5 * heights[-1], heights
         assert page.evaluate("document.getElementById('kv-live').className") == ""
         wait_t(page, 2)  # the live page's own position
-        assert not [m for m in messages if m.startswith(("error", "pageerror", "warning"))], messages
+        errors = [m for m in page.console_messages if m.startswith(("error", "pageerror", "warning"))]
+        assert not errors, errors
         context.close()
 
 
