@@ -12,6 +12,8 @@ BokehJS): a staged bundle without the page's loader runs as before."""
 
 from __future__ import annotations
 
+import re
+
 from .common import BuildError
 
 # bokeh.min.js: the wrapper that runs the bundle and publishes it as window.Bokeh ...
@@ -66,6 +68,32 @@ def _replace_once(text: str, old: str, new: str, name: str) -> str:
     return text.replace(old, new)
 
 
+# panel.min.js's models index registers every Panel model, DataTabulator among them, whose module asks
+# for bokeh-tables' (a third of a megabyte of JavaScript, and the longest single module of all). No page
+# of this app shows a table, so bokeh-tables is run only when a document asks for a model BokehJS does
+# not know (static/loader.js `runOnDemand`), and DataTabulator is registered then; the registration
+# is taken out of the index (exactly one, or the build stops).
+TABLES_ALIAS = '"@bokehjs/models/widgets/tables"'
+DEFERRED_EXPORT = re.compile(r'(?<=[,;])\w+\("DataTabulator",\w+\("(\w+)"\)\.DataTabulator\),')
+
+
+def defer_tables(name: str, source: bytes) -> tuple[bytes, list[dict]]:
+    """panel.min.js without DataTabulator in its models index, and what the loader registers once
+    bokeh-tables has run: [{"module": id, "name": "DataTabulator"}]."""
+    text = source.decode("utf-8")
+    found = DEFERRED_EXPORT.findall(text)
+    if len(found) != 1:
+        raise BuildError(
+            f"{name}: DataTabulator's registration found {len(found)} times, expected once (another Panel?)"
+        )
+    module = found[0]
+    # only that module asks for bokeh-tables, and only the index asks for it
+    askers = re.findall(r'\n"(\w+)": function _\(([\w$]+)[^\n]*?\2\(' + re.escape(TABLES_ALIAS) + r"\)", text)
+    if [m for m, _ in askers] != [module] or text.count(f'("{module}")') != 1:
+        raise BuildError(f"{name}: bokeh-tables is asked for by {askers}, not by DataTabulator's module alone")
+    return DEFERRED_EXPORT.sub("", text).encode("utf-8"), [{"module": module, "name": "DataTabulator"}]
+
+
 def stage_bundle(name: str, source: bytes) -> bytes:
     """bokeh.min.js or one of its plugins, staged for static/loader.js (see the module's docstring)."""
     text = source.decode("utf-8")
@@ -76,3 +104,12 @@ def stage_bundle(name: str, source: bytes) -> bytes:
     else:
         text = _replace_once(text, PLUGIN_BODY, STAGED_PLUGIN_BODY, name)
     return text.encode("utf-8")
+
+
+def page_bundle(name: str, source: bytes) -> tuple[bytes, list[dict]]:
+    """A page script as the site serves it: staged, and for panel.min.js without DataTabulator (see
+    defer_tables, whose models it returns)."""
+    models = []
+    if name == "panel.min.js":
+        source, models = defer_tables(name, source)
+    return stage_bundle(name, source), models

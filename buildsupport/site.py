@@ -13,7 +13,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bokehjs import stage_bundle
+from .bokehjs import page_bundle
 from .common import PYTHON_IN_PYODIDE, SENTINEL_CDN, STATIC, BuildError, hashed_name, sha256_bytes
 from .derive import Derived, checkpoint_assets
 from .packages import Runtime
@@ -23,6 +23,9 @@ from .wheels import lazy_path
 # BokehJS's WebGL backend (the figures draw on a canvas) and es-module-shims (for Panel's
 # ESM components; the app has none). -70 kB compressed, and no blob: in the CSP.
 UNNEEDED_SCRIPTS = ("bokeh-gl", "es-module-shims")
+# Page scripts run only when a document asks for one of their models (buildsupport/bokehjs.py
+# defer_tables): not prefetched, not run before.
+ON_DEMAND_SCRIPTS = ("bokeh-tables",)
 RUNTIME_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")
 
 
@@ -93,13 +96,20 @@ def add_page_scripts(site: Site, pre: dict) -> None:
     """BokehJS and Panel's JavaScript: prefetched by static/loader.js once the page has loaded and painted
     (they download while Python boots, after what the first paint needs), run by the loader in this order
     once Python builds the app (config "scripts"), each staged (buildsupport/bokehjs.py): its modules run
-    a few at a time in the main thread's idle time."""
+    a few at a time in the main thread's idle time. bokeh-tables only when a document needs it (config
+    "onDemand": its script, then the Panel models that need it)."""
     site.config["scripts"] = []
+    site.config["onDemand"] = {"scripts": [], "models": []}
     for url in pre["js"]:
         if not any(name in url for name in UNNEEDED_SCRIPTS):
             src = page_script_file(site, url)
-            url = site.add_hashed("assets/js", src.name, stage_bundle(src.name, src.read_bytes()))
-            site.config["scripts"].append(url)
+            staged, models = page_bundle(src.name, src.read_bytes())
+            site.config["onDemand"]["models"] += models
+            url = site.add_hashed("assets/js", src.name, staged)
+            on_demand = any(name in url for name in ON_DEMAND_SCRIPTS)
+            (site.config["onDemand"]["scripts"] if on_demand else site.config["scripts"]).append(url)
+    if not site.config["onDemand"]["models"] or not site.config["onDemand"]["scripts"]:
+        raise BuildError(f"expected panel.min.js and bokeh-tables among the page scripts, found {pre['js']}")
     unexpected = [url for url in pre["css"] if not url.startswith(site.panel_sentinel)]
     if unexpected:
         raise BuildError(f"unexpected page stylesheets {unexpected}: add a rule for them in buildsupport/site.py")

@@ -169,12 +169,14 @@
         }
         break;
       case "patch":
-        try {
-          patching += 1;
-          worker.jsdoc.apply_json_patch(msg.patch, msg.buffers);
-        } finally {
-          patching -= 1;
-        }
+        // in order: a patch that waits for a model's script (runOnDemand) holds the ones after it
+        if (patchesWaiting || asksForMore(msg.patch)) {
+          const mine = (patchesWaiting = (patchesWaiting || Promise.resolve())
+            .then(() => (asksForMore(msg.patch) ? runOnDemand() : null))
+            .then(() => applyPatch(msg), () => {})  // not run: runOnDemand has shown why
+            .catch((e) => (window.reportError ? reportError(e) : console.error(e)))
+            .finally(() => { if (patchesWaiting === mine) patchesWaiting = null; }));
+        } else applyPatch(msg);
         break;
       case "lazy":
         kv.lazy = (kv.lazy || []).concat([msg]);
@@ -187,6 +189,16 @@
         document.body.setAttribute("data-pyerror", msg.message.split("\n").slice(-2).join(" "));
         showError({ where: "app", message: msg.message.trim().split("\n").slice(-1)[0], failures: [], soft: true });
         break;
+    }
+  }
+
+  let patchesWaiting = null;
+  function applyPatch(msg) {
+    try {
+      patching += 1;
+      worker.jsdoc.apply_json_patch(msg.patch, msg.buffers);
+    } finally {
+      patching -= 1;
     }
   }
 
@@ -856,6 +868,54 @@
     performance.mark("kv-bokeh-ready");
   }
 
+  // bokeh-tables (buildsupport/site.py ON_DEMAND_SCRIPTS) is not run with the rest: no page of this app shows
+  // a table. A document that asks for a model BokehJS does not know (a table, or Panel's DataTabulator,
+  // taken out of panel.min.js's index for it: buildsupport/bokehjs.py defer_tables) waits for it: its
+  // script run and staged like the others, then those Panel models registered.
+  let onDemand = null;
+  let onDemandDone = false;
+  function runOnDemand() {
+    if (!onDemand) {
+      const more = cfg.onDemand || { scripts: [], models: [] };
+      onDemand = (async () => {
+        for (const url of more.scripts) {
+          await nextSlice();
+          handed = null;
+          await runScript(url);
+          if (handed) await runStaged(handed);
+        }
+        core.require("@bokehjs/base").register_models(more.models.map((m) => core.require(m.module)[m.name]));
+        onDemandDone = true;
+        performance.mark("kv-on-demand");
+      })();
+      onDemand.catch((e) => {
+        onDemand = null;                     // the next document that needs it tries again
+        // after the hand-over, the page goes on without that model (the rest of its patches are applied)
+        const failures = e.url ? [{ url: e.url, reason: "could not load script" }] : [];
+        showError({ where: e.url || "BokehJS", message: e.message, failures, soft: live });
+      });
+    }
+    return onDemand;
+  }
+
+  // Whether a document's JSON (or a patch's) names a model BokehJS does not know yet, {type: "object", name},
+  // neither registered nor defined by the live document itself (its "defs": Panel's HTML components).
+  const defined = new Set();
+  function asksForMore(value) {
+    if (onDemandDone || !core) return false;
+    const known = core.require("@bokehjs/base").default_resolver;
+    const visit = (v) => {
+      if (v === null || typeof v !== "object" || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return false;
+      if (Array.isArray(v)) return v.some(visit);
+      if (v.type === "object" && typeof v.name === "string" && !defined.has(v.name) && known.get(v.name) == null) {
+        kv.onDemandFor = v.name;             // tests/test_preview_browser.py
+        return true;
+      }
+      return Object.values(v).some(visit);
+    };
+    return visit(value);
+  }
+
   function startBokehJS() {
     if (!bokehJS) {
       bokehJS = runPageScripts();
@@ -919,6 +979,14 @@
     performance.mark("kv-render-go");
     kv.lastInput = lastInput; // tests/test_preview_browser.py: the render began after the reader's pause
     const docs_json = JSON.parse(msg.docs_json);
+    for (const doc of Object.values(docs_json)) for (const def of doc.defs || []) defined.add(def.name);
+    if (asksForMore(docs_json)) {
+      try {
+        await runOnDemand();
+      } catch (e) {
+        return;                              // runOnDemand has shown the error
+      }
+    }
     const render_items = JSON.parse(msg.render_items);
     const root_ids = JSON.parse(msg.root_ids);
     const holder = document.getElementById("kv-live");

@@ -1,5 +1,6 @@
 """BokehJS's bundles, staged (buildsupport/bokehjs.py): each hands its modules to the page's loader,
-which runs them in slices in the order the bundle itself would (static/loader.js `runStaged`)."""
+which runs them in slices in the order the bundle itself would (static/loader.js `runStaged`); bokeh-tables
+only on demand, Panel's DataTabulator out of its models index until then."""
 
 import json
 import shutil
@@ -7,31 +8,46 @@ import subprocess
 
 import pytest
 
-from buildsupport.bokehjs import stage_bundle
+from buildsupport.bokehjs import TABLES_ALIAS, defer_tables, page_bundle, stage_bundle
 from buildsupport.common import BuildError
-from buildsupport.site import UNNEEDED_SCRIPTS, package_dir
+from buildsupport.site import ON_DEMAND_SCRIPTS, UNNEEDED_SCRIPTS, package_dir
 
 ROOT = package_dir("buildsupport").parent
 JS = package_dir("bokeh") / "server" / "static" / "js"
-# The bundles the page runs, in its order (buildsupport/site.py add_page_scripts; bokeh-gl is not run)
-BUNDLES = [
-    JS / "bokeh.min.js",
-    JS / "bokeh-widgets.min.js",
-    JS / "bokeh-tables.min.js",
-    package_dir("panel") / "dist" / "panel.min.js",
-]
+PANEL = package_dir("panel") / "dist" / "panel.min.js"
+# The bundles the page runs, in its order (buildsupport/site.py add_page_scripts; bokeh-gl is not run),
+# then the one it runs on demand
+BUNDLES = [JS / "bokeh.min.js", JS / "bokeh-widgets.min.js", PANEL, JS / "bokeh-tables.min.js"]
 
 
 def test_every_bundle_is_staged_and_the_rest_of_its_text_kept():
     assert not any(name in str(path) for path in BUNDLES for name in UNNEEDED_SCRIPTS)
+    assert [any(name in path.name for name in ON_DEMAND_SCRIPTS) for path in BUNDLES] == [False] * 3 + [True]
     for path in BUNDLES:
         source = path.read_bytes()
-        staged = stage_bundle(path.name, source).decode()
+        staged = page_bundle(path.name, source)[0].decode()
         assert "__kvStage" in staged, path.name
-        # only the wrapper changes: every module's text is there as it was
-        assert len(staged) - len(source) < 600, path.name
+        # only the wrapper changes (and panel's index, by one registration): every module's text is there
+        assert 0 < len(staged) - len(source) < 600, path.name
         tail = source.decode()[-200_000:]
         assert tail in staged, path.name
+
+
+def test_panel_registers_datatabulator_only_once_bokeh_tables_has_run():
+    source = PANEL.read_bytes()
+    deferred, models = defer_tables(PANEL.name, source)
+    assert len(models) == 1 and models[0]["name"] == "DataTabulator"
+    module = models[0]["module"]
+    # its module and the tables alias it asks for are still there, nothing asks for the module any more
+    assert TABLES_ALIAS in deferred.decode() and f'"{module}": function' in deferred.decode()
+    assert f'("{module}")' in source.decode() and f'("{module}")' not in deferred.decode()
+    assert b'("DataTabulator",' in source and b'("DataTabulator",' not in deferred
+    with pytest.raises(BuildError, match="another Panel"):
+        defer_tables(PANEL.name, deferred)
+    # another module that asks for bokeh-tables would run it with the rest: the build stops
+    asker = f'\n"0123456789": function _(e,t,s,i,o){{i();const a=e({TABLES_ALIAS})}},'
+    with pytest.raises(BuildError, match="not by DataTabulator's module alone"):
+        defer_tables(PANEL.name, source.replace(b"\n", asker.encode(), 1))
 
 
 def test_another_wrapper_stops_the_build():
@@ -47,7 +63,7 @@ def test_the_loader_runs_every_module_in_an_order_the_bundle_would_accept(tmp_pa
     paths = []
     for path in BUNDLES:
         out = tmp_path / path.name
-        out.write_bytes(stage_bundle(path.name, path.read_bytes()))
+        out.write_bytes(page_bundle(path.name, path.read_bytes())[0])
         paths.append(str(out))
     done = subprocess.run(
         ["node", str(ROOT / "tests" / "js" / "staged_order.js")],
@@ -59,6 +75,11 @@ def test_the_loader_runs_every_module_in_an_order_the_bundle_would_accept(tmp_pa
     report = json.loads(done.stdout)
     assert [r["handed"] for r in report] == [True] * len(BUNDLES)
     assert [r["plugin"] for r in report] == [False, True, True, True]
+    # panel's entry no longer reaches DataTabulator's module, nor any module only bokeh-tables has
+    [deferred] = page_bundle(PANEL.name, PANEL.read_bytes())[1]
+    assert deferred["module"] not in report[2]["reached"]
+    tables_only = set(report[3]["ids"]) - set(report[0]["ids"]) - set(report[1]["ids"])
+    assert len(tables_only) > 20 and tables_only.isdisjoint(report[2]["reached"])
     for r in report:
         assert r["staged"] == r["natural"] > 0, r  # the same modules run
         assert r["differ"] == [], r  # each finds the same modules half run

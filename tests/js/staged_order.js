@@ -68,7 +68,7 @@ for (const path of input.bundles) {
   report.push({
     path, handed: true, plugin: !!bundle.plugin, modules: ids.length, ordered: order.length,
     natural: natural.size, staged: staged.size,
-    cycles: [...natural.values()].filter((v) => v.length).length, differ,
+    cycles: [...natural.values()].filter((v) => v.length).length, differ, reached: [...natural.keys()], ids,
   });
 }
 process.stdout.write(JSON.stringify(report));
