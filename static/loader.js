@@ -908,7 +908,7 @@
       if (v === null || typeof v !== "object" || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return false;
       if (Array.isArray(v)) return v.some(visit);
       if (v.type === "object" && typeof v.name === "string" && !defined.has(v.name) && known.get(v.name) == null) {
-        kv.onDemandFor = v.name;             // tests/test_preview_browser.py
+        kv.onDemandFor = v.name;             // tests/test_bokehjs_browser.py
         return true;
       }
       return Object.values(v).some(visit);
