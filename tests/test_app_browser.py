@@ -151,7 +151,7 @@ def test_animation_and_click_storm(browser, app_url):
 
 
 def test_phone_width_and_language_switch(browser, app_url):
-    page, _ = open_app(browser, app_url, "", width=360, height=740)
+    page, requests = open_app(browser, app_url, "", width=360, height=740)
     wait_t(page, 2)
     shot(page, where(app_url) + "app-es-phone")
     width = page.evaluate("document.documentElement.scrollWidth")
@@ -163,6 +163,9 @@ def test_phone_width_and_language_switch(browser, app_url):
         page.get_by_role("button", name=name, exact=True).wait_for()
     shot(page, where(app_url) + "app-en-phone")
     assert errors(page) == []
+    if app_url.endswith("index.html"):  # every model of every section known without bokeh-tables (on demand)
+        assert not [r for r in requests if "bokeh-tables" in r]
+        assert page.evaluate("window.kv.onDemandFor === undefined")
 
 
 def test_sections_below_the_figure(browser, app_url):
