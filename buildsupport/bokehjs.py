@@ -73,8 +73,13 @@ def _replace_once(text: str, old: str, new: str, name: str) -> str:
 # of this app shows a table, so bokeh-tables is run only when a document asks for a model BokehJS does
 # not know (static/loader.js `runOnDemand`), and DataTabulator is registered then; the registration
 # is taken out of the index (exactly one, or the build stops).
-TABLES_ALIAS = '"@bokehjs/models/widgets/tables"'
+TABLES_ALIAS = '"@bokehjs/models/widgets/tables'  # the bundle and its modules (".../tables/data_table")
+MODULE_HEAD = re.compile(r'\n"(\w+)": function _\(')
 DEFERRED_EXPORT = re.compile(r'(?<=[,;])\w+\("DataTabulator",\w+\("(\w+)"\)\.DataTabulator\),')
+
+
+def _find_all(text: str, sub: str) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(sub), text)]
 
 
 def defer_tables(name: str, source: bytes) -> tuple[bytes, list[dict]]:
@@ -87,9 +92,13 @@ def defer_tables(name: str, source: bytes) -> tuple[bytes, list[dict]]:
             f"{name}: DataTabulator's registration found {len(found)} times, expected once (another Panel?)"
         )
     module = found[0]
-    # only that module asks for bokeh-tables, and only the index asks for it
-    askers = re.findall(r'\n"(\w+)": function _\(([\w$]+)[^\n]*?\2\(' + re.escape(TABLES_ALIAS) + r"\)", text)
-    if [m for m, _ in askers] != [module] or text.count(f'("{module}")') != 1:
+    # only that module names bokeh-tables (each mention is in the module whose head comes before it), and
+    # only the index asks for that module
+    heads = [(m.start(), m.group(1)) for m in MODULE_HEAD.finditer(text)]
+    askers = sorted(
+        {max(((s, m) for s, m in heads if s < i), default=(0, "?"))[1] for i in _find_all(text, TABLES_ALIAS)}
+    )
+    if askers != [module] or text.count(f'("{module}")') != 1:
         raise BuildError(f"{name}: bokeh-tables is asked for by {askers}, not by DataTabulator's module alone")
     return DEFERRED_EXPORT.sub("", text).encode("utf-8"), [{"module": module, "name": "DataTabulator"}]
 

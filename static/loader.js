@@ -160,24 +160,23 @@
         await renderLive(msg);
         break;
       case "idle":
-        if (worker.queue.length) {
-          const patch = worker.jsdoc.create_json_patch(worker.queue);
-          worker.queue = [];
-          worker.postMessage({ type: "patch", patch });
-        } else {
-          worker.busy = false;
-        }
+        inOrder(() => {
+          if (worker.queue.length) {
+            const patch = worker.jsdoc.create_json_patch(worker.queue);
+            worker.queue = [];
+            worker.postMessage({ type: "patch", patch });
+          } else {
+            worker.busy = false;
+          }
+        });
         break;
-      case "patch":
-        // in order: a patch that waits for a model's script (runOnDemand) holds the ones after it
-        if (patchesWaiting || asksForMore(msg.patch)) {
-          const mine = (patchesWaiting = (patchesWaiting || Promise.resolve())
-            .then(() => (asksForMore(msg.patch) ? runOnDemand() : null))
-            .then(() => applyPatch(msg), () => {})  // not run: runOnDemand has shown why
-            .catch((e) => (window.reportError ? reportError(e) : console.error(e)))
-            .finally(() => { if (patchesWaiting === mine) patchesWaiting = null; }));
-        } else applyPatch(msg);
+      case "patch": {
+        // a patch that names a model BokehJS does not know waits for its script (runOnDemand; if that fails,
+        // it has shown why and stopped the page)
+        const more = asksForMore(msg.patch);
+        inOrder(() => (more ? runOnDemand().then(() => applyPatch(msg), () => {}) : applyPatch(msg)), more);
         break;
+      }
       case "lazy":
         kv.lazy = (kv.lazy || []).concat([msg]);
         break;
@@ -192,7 +191,17 @@
     }
   }
 
+  // What the worker says after a patch that waits, in its order: the patches, and "idle" (the reader's
+  // changes go to Python only once the page has applied what Python sent before).
   let patchesWaiting = null;
+  function inOrder(fn, waits = false) {
+    if (!patchesWaiting && !waits) return fn();
+    const mine = (patchesWaiting = (patchesWaiting || Promise.resolve())
+      .then(fn)
+      .catch((e) => (window.reportError ? reportError(e) : console.error(e)))
+      .finally(() => { if (patchesWaiting === mine) patchesWaiting = null; }));
+  }
+
   function applyPatch(msg) {
     try {
       patching += 1;
@@ -878,21 +887,23 @@
     if (!onDemand) {
       const more = cfg.onDemand || { scripts: [], models: [] };
       onDemand = (async () => {
-        for (const url of more.scripts) {
+        for (const url of more.scripts.filter((u) => !scriptsRun.has(u))) {
           await nextSlice();
           handed = null;
           await runScript(url);
           if (handed) await runStaged(handed);
+          scriptsRun.add(url);
         }
         core.require("@bokehjs/base").register_models(more.models.map((m) => core.require(m.module)[m.name]));
         onDemandDone = true;
         performance.mark("kv-on-demand");
       })();
       onDemand.catch((e) => {
-        onDemand = null;                     // the next document that needs it tries again
-        // after the hand-over, the page goes on without that model (the rest of its patches are applied)
+        onDemand = null;                     // a retry (before the hand-over) runs it again
+        // The page cannot show what Python has: it stops (after the hand-over, a reload returns to the
+        // reader's place; before it, a retry starts Python again).
         const failures = e.url ? [{ url: e.url, reason: "could not load script" }] : [];
-        showError({ where: e.url || "BokehJS", message: e.message, failures, soft: live });
+        showError({ where: e.url || "BokehJS", message: e.message, failures });
       });
     }
     return onDemand;
@@ -906,7 +917,7 @@
     const known = core.require("@bokehjs/base").default_resolver;
     const visit = (v) => {
       if (v === null || typeof v !== "object" || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return false;
-      if (Array.isArray(v)) return v.some(visit);
+      if (Array.isArray(v)) return v.length > 0 && typeof v[0] !== "number" && v.some(visit); // data: skipped
       if (v.type === "object" && typeof v.name === "string" && !defined.has(v.name) && known.get(v.name) == null) {
         kv.onDemandFor = v.name;             // tests/test_bokehjs_browser.py
         return true;
