@@ -864,8 +864,9 @@
     else bundle.done(bundle.main());
   }
 
-  async function runPageScripts() {
-    for (const url of cfg.scripts || []) {
+  // These page scripts, in order, each staged, but those already run (a retry runs the rest).
+  async function runScripts(urls) {
+    for (const url of urls) {
       if (!scriptsRun.has(url)) {
         await nextSlice();
         handed = null;
@@ -874,6 +875,10 @@
         scriptsRun.add(url);
       }
     }
+  }
+
+  async function runPageScripts() {
+    await runScripts(cfg.scripts || []);
     performance.mark("kv-bokeh-ready");
   }
 
@@ -887,13 +892,7 @@
     if (!onDemand) {
       const more = cfg.onDemand || { scripts: [], models: [] };
       onDemand = (async () => {
-        for (const url of more.scripts.filter((u) => !scriptsRun.has(u))) {
-          await nextSlice();
-          handed = null;
-          await runScript(url);
-          if (handed) await runStaged(handed);
-          scriptsRun.add(url);
-        }
+        await runScripts(more.scripts);
         core.require("@bokehjs/base").register_models(more.models.map((m) => core.require(m.module)[m.name]));
         onDemandDone = true;
         performance.mark("kv-on-demand");
