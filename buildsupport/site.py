@@ -38,6 +38,7 @@ class Site:
     config: dict = field(default_factory=dict)
     inline_snapshot: tuple[str, str] = ("", "")  # the default state's preview, around the progress
     inline_ahead: str = ""  # the states one action from it, as inert <template>s (the first click's answer)
+    inline_fonts: str = ""  # every font the states ask for, asked for by the first paint (app/figure/font_samples.py)
 
     def add(self, rel: str, data: bytes | Path) -> str:
         self.files[rel] = data
@@ -120,6 +121,8 @@ def add_snapshots(site: Site, pre: dict) -> None:
     default seed and top-p (language, mode, t), in one folder named by their hash, and the grid image
     they share; the default state's is also written into index.html (it shows before any script
     runs), static/loader.js fetches the one a URL asks for. The URL's rules go with them."""
+    from app.figure.font_samples import samples as font_samples
+
     grid = site.add_hashed("assets", "grid.png", base64.b64decode(pre["grid"]))
     states = {
         name: site.rewrite(doc).replace(pre["grid_placeholder"], grid) for name, doc in sorted(pre["states"].items())
@@ -144,6 +147,8 @@ def add_snapshots(site: Site, pre: dict) -> None:
     site.inline_ahead = "".join(
         f'<template data-kv-ahead="{name}">{states[name + ".html"]}</template>' for name in ahead
     )
+    # ... and its layout does not wait for a font the first paint did not need
+    site.inline_fonts = font_samples(states.values(), states[inline + ".html"])
 
 
 def add_runtime(site: Site, runtime: Runtime, derived: Derived, version: str, cdn: str | None) -> None:
@@ -292,6 +297,7 @@ def add_pages(site: Site) -> None:
         "{{SNAPSHOT_TOP}}": site.inline_snapshot[0],
         "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1],
         "{{SNAPSHOT_AHEAD}}": site.inline_ahead,
+        "{{SNAPSHOT_FONTS}}": site.inline_fonts,
     }
     page = (STATIC / "index.html").read_text(encoding="utf-8")
     unknown = sorted(set(re.findall(r"\{\{\w+\}\}", page)) - set(fills))

@@ -1023,6 +1023,7 @@
     const main = $("kv-main");
     main.insertBefore($("kv-loader"), main.firstChild);   // errors after this show at the top
     document.getElementById("kv-snapshot").remove();
+    for (const fonts of document.querySelectorAll(".kv-fonts")) fonts.remove(); // the preview's (font_samples.py)
     holder.classList.remove("kv-building");
     if (focusLabel) focusLive(focusLabel);
     const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);

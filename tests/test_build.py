@@ -324,6 +324,13 @@ def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
         state = next((dist / "assets").glob(f"states-*/{name}.html")).read_text()
         assert f'<template data-kv-ahead="{name}">{state}</template>' in page
     assert page.index('id="kv-loader"') < page.index("<template")  # after the first paint's own HTML
+    # and, laid out with it, every font the states will ask for (app/figure/font_samples.py): after the
+    # preview, outside it (the loader's selectors never meet it), before the live page's place
+    from app.figure.font_samples import samples
+
+    fonts = samples([f.read_text() for f in (dist / "assets").glob("states-*/*.html")], snap)
+    assert "<span class='tok current'>" in fonts and "<p class='kv-sr'>" in fonts  # a sampled token, the live region
+    assert page.count(fonts) == 1 and page.index(bottom) < page.index(fonts) < page.index('id="kv-live"')
 
 
 # ---------------------------------------------------------------- cache checks and failures

@@ -366,6 +366,7 @@ def test_the_hand_over_moves_nothing(site, browser, lang, width, height, query):
         page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
         marks, total = preview_marks(page)
         live_in_place(page, marks, total)
+        assert page.evaluate("document.querySelectorAll('#kv-snapshot, .kv-fonts').length") == 0  # the preview's, gone
         page.context.close()
 
 
@@ -451,4 +452,65 @@ def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
         page.keyboard.press("ArrowRight")
         preview_at(page, "es-cache-4")
         assert said(page).startswith(tr("es", "live_step", t=4, n=64, tok="@", mode="@", c="@").split("@")[0])
+        page.context.close()
+
+
+def fonts_laid_out(page) -> set[tuple]:
+    """Every font the page's texts are laid out in, as Chromium fetched it for them: (family, size,
+    weight, style), the hidden and the unseen included (their layout needs the font all the same)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    found, todo = set(), [cdp.send("DOM.getDocument", {"depth": -1})["root"]]
+    while todo:
+        node = todo.pop()
+        children = node.get("children", [])
+        todo += children
+        if not any(c["nodeType"] == 3 and c["nodeValue"].strip() for c in children):
+            continue
+        style = {
+            p["name"]: p["value"]
+            for p in cdp.send("CSS.getComputedStyleForNode", {"nodeId": node["nodeId"]})["computedStyle"]
+        }
+        for font in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node["nodeId"]})["fonts"]:
+            found.add((font["familyName"], style["font-size"], style["font-weight"], style["font-style"]))
+    cdp.detach()
+    return found
+
+
+@pytest.mark.parametrize(
+    "lang, query, width, actions, shown",
+    [
+        ("es", "", 1280, ["step", "step", "mode_full", "step", "reset"], "es-full-2"),
+        ("en", "&t=62", 1280, ["step", "step", "mode_full", "back"], "en-full-63"),
+        ("pt", "", 360, ["step", "mode_full", "step", "back"], "pt-full-3"),
+    ],
+)
+def test_the_preview_asks_for_no_font_its_first_paint_did_not(site, browser, lang, query, width, actions, shown):
+    """Chromium fetches a font, at each size and weight, the first time a text needs it, from its browser
+    process and on the page's main thread: the first step waited for the fonts of the first sampled
+    token, the ▶ and ▲ and the live region's words. The first paint lays out a sample of every kind of
+    text of every state (app/figure/font_samples.py): the steps, the switch, the last position and the
+    words said ask for no font it did not."""
+    with serve(site) as url:
+        page, _ = open_held(browser, url + f"index.html?lang={lang}{query}", width=width, height=800)
+        preview_at(page, f"{lang}-cache-{62 if query else 2}")
+        first = fonts_laid_out(page)
+        snap = page.locator("#kv-snapshot")
+        for action in actions:
+            before = page.evaluate("document.getElementById('kv-snapshot').dataset.state")
+            snap.get_by_role("button", name=tr(lang, action), exact=True).click()
+            page.wait_for_function(
+                "(before) => document.getElementById('kv-snapshot').dataset.state !== before", arg=before
+            )
+            assert page.locator("#kv-say").inner_text().strip()  # the live region said it
+            new = fonts_laid_out(page) - first
+            assert not new, (action, new)
+        preview_at(page, shown)
+        # the samples are not the reader's: out of sight, out of the accessibility tree, taking no room
+        box = page.evaluate(
+            "(() => { const f = document.querySelector('.kv-fonts'); const r = f.getBoundingClientRect();"
+            " return [r.width, r.height, getComputedStyle(f).visibility, f.inert]; })()"
+        )
+        assert box == [0, 0, "hidden", True], box
         page.context.close()

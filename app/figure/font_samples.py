@@ -1,0 +1,98 @@
+"""Every font the previews will ask for, asked for by the first paint.
+
+A browser fetches a font, at each size and weight, the first time a text needs it; Chromium asks
+its browser process for it, synchronously, on the page's main thread. The first step of the
+preview (app/figure/snapshot.py, static/loader.js) shows texts the first paint does not: the first
+sampled token (upright and bold, where the prompt's are italic), a ▲ and a ▶ that fall back to
+another font, the live region's first words. Measured at a 4x CPU throttle on a 2-core machine,
+that step's layout waited 4-11 ms for those fonts, and 222 ms once, when the browser process was
+busy (docs/performance.md). `samples` writes, for the page to lay out with its first paint, one
+element per kind of text the states show, in every language (the chain of elements it sits in,
+by tag and class), with every character it shows there that the first state does not: never drawn
+(hidden, inert, of no size), it makes the browser fetch those fonts before the reader's first click.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable
+from html.parser import HTMLParser
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+LIVE_REGION = (("p", "kv-sr"),)  # the page's live region (static/index.html #kv-say): what it says
+
+
+class _Texts(HTMLParser):
+    """The characters of a document's texts by the chain of elements they sit in; the words of its
+    data-says (the live region's, static/loader.js announce) under LIVE_REGION."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.chain: list[tuple[str, str | None]] = []  # (tag, class) from the top
+        self.chars: dict[tuple, set[str]] = {}
+
+    def add(self, chain: tuple, text: str) -> None:
+        if text.strip():
+            self.chars.setdefault(chain, set()).update(" " if c.isspace() else c for c in text)
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        a = dict(attrs)
+        if "data-says" in a:
+            for words in json.loads(a["data-says"]).values():
+                for said in words.values() if isinstance(words, dict) else [words]:
+                    self.add(LIVE_REGION, said)
+        if tag not in VOID:
+            self.chain.append((tag, a.get("class")))
+
+    def handle_endtag(self, tag: str) -> None:
+        while tag not in VOID and self.chain and self.chain.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        if self.chain and self.chain[-1][0] not in ("style", "script"):
+            self.add(tuple(self.chain), data)
+
+
+def texts(doc: str) -> dict[tuple, set[str]]:
+    """{chain of (tag, class) from the document's top: the characters shown there}."""
+    parser = _Texts()
+    parser.feed(doc)
+    parser.close()
+    return parser.chars
+
+
+def _element(tag: str, cls: str | None, inner: str) -> str:
+    attrs = f" class='{html.escape(cls)}'" if cls else ""
+    return f"<{tag}{attrs}>{inner}</{tag}>"
+
+
+def samples(states: Iterable[str], first: str) -> str:
+    """The hidden element (`.kv-fonts`, styled in snapshot.css) that lays out, with the first paint
+    of `first`, every kind of text of `states` with the characters it shows that `first` does not
+    show there; '' when there are none."""
+    shown = texts(first)
+    shown.pop(LIVE_REGION, None)  # the live region is empty at the first paint
+    wanted: dict[tuple, set[str]] = {}
+    for doc in states:
+        for chain, chars in texts(doc).items():
+            new = chars - shown.get(chain, set())
+            if new - {" "}:
+                wanted.setdefault(chain, set()).update(new)
+    tree: dict = {}  # the chains as a tree: {(tag, class): (characters, {children})}
+    for chain, chars in wanted.items():
+        level = tree
+        for i, node in enumerate(chain):
+            level.setdefault(node, [set(), {}])
+            if i == len(chain) - 1:
+                level[node][0].update(chars)
+            level = level[node][1]
+
+    def write(level: dict) -> str:
+        return "".join(
+            _element(*node, html.escape("".join(sorted(chars)).strip()) + write(children))
+            for node, (chars, children) in sorted(level.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
+        )
+
+    inner = write(tree)
+    return f"<div class='kv-fonts' aria-hidden='true' inert>{inner}</div>" if inner else ""
