@@ -38,7 +38,7 @@ class Site:
     config: dict = field(default_factory=dict)
     inline_snapshot: tuple[str, str] = ("", "")  # the default state's preview, around the progress
     inline_ahead: str = ""  # the states one action from it, as inert <template>s (the first click's answer)
-    inline_fonts: str = ""  # every font the states ask for, asked for by the first paint (app/figure/font_samples.py)
+    inline_fonts: str = ""  # every font the states ask for, inert, laid out after the first paint (font_samples.py)
 
     def add(self, rel: str, data: bytes | Path) -> str:
         self.files[rel] = data
@@ -147,8 +147,10 @@ def add_snapshots(site: Site, pre: dict) -> None:
     site.inline_ahead = "".join(
         f'<template data-kv-ahead="{name}">{states[name + ".html"]}</template>' for name in ahead
     )
-    # ... and its layout does not wait for a font the first paint did not need
-    site.inline_fonts = font_samples(states.values(), states[inline + ".html"])
+    # ... and a click's layout does not wait for a font the first paint did not need: the loader lays out,
+    # after the first paint, a sample of every kind of text of the states (app/figure/font_samples.py)
+    fonts = font_samples(states.values(), states[inline + ".html"])
+    site.inline_fonts = f'<template id="kv-fonts">{fonts}</template>' if fonts else ""
 
 
 def add_runtime(site: Site, runtime: Runtime, derived: Derived, version: str, cdn: str | None) -> None:

@@ -242,10 +242,13 @@
   // The inline preview is another state: hidden until the right one is in place.
   if (preview.name !== cfg.inlineState) document.documentElement.classList.add("kv-swap");
 
+  let painted;
+  const firstPainted = new Promise((resolve) => { painted = resolve; });
   function markFirstPaint(startTime) {
     if (performance.getEntriesByName("kv-first-paint").length) return;
     performance.mark("kv-first-paint", startTime === undefined ? undefined : { startTime });
     kv.times.firstPaint = (startTime === undefined ? performance.now() : startTime) - t0;
+    painted();
   }
 
   // The preview in index.html paints with the page: its first contentful paint is the mark.
@@ -461,6 +464,7 @@
     foundAhead: null, // the last state whose changes were found ahead (findAhead)
     usedAhead: 0, // swaps that applied changes found ahead
     drawnLater: 0, // changes out of the reader's sight, drawn in the frame after the answer's (swapPreview)
+    fontsAsked: false, // every group of font samples laid out (askForFonts)
   });
   const stateTexts = new Map(); // state name -> its HTML
   // index.html carries the states one action from its own preview (the first click needs no fetch, and
@@ -704,6 +708,26 @@
     performance.mark("kv-controls");
     kv.times.controls = performance.now() - t0;
     fetchAhead(true); // requests, and the next step's changes after the first paint
+    firstPainted.then(askForFonts);
+  }
+
+  // Every font the states will need (app/figure/font_samples.py: a browser fetches each font, size and
+  // weight the first time a text needs it, Chromium on the main thread), asked for once the first paint
+  // is on the screen: a group of samples a frame, in the order the page shows them (the live region's
+  // first), so that neither the first paint nor a click waits for them all.
+  function askForFonts() {
+    const samples = $("kv-fonts"); // a <template>: inert until now
+    if (!samples || pv.done) return;
+    const groups = Array.from(samples.content.firstElementChild.children);
+    const into = samples.content.firstElementChild.cloneNode(false);
+    samples.replaceWith(into);
+    const next = () => {
+      if (pv.done) return;
+      if (!groups.length) return void (pv.fontsAsked = true); // tests/test_preview_browser.py
+      into.appendChild(groups.shift());
+      afterPaint(next);
+    };
+    next();
   }
 
   // The live page takes over: the preview stops answering; the actions the app was not built with
@@ -1023,7 +1047,7 @@
     const main = $("kv-main");
     main.insertBefore($("kv-loader"), main.firstChild);   // errors after this show at the top
     document.getElementById("kv-snapshot").remove();
-    for (const fonts of document.querySelectorAll(".kv-fonts")) fonts.remove(); // the preview's (font_samples.py)
+    for (const fonts of document.querySelectorAll(".kv-fonts, #kv-fonts")) fonts.remove(); // the preview's (askForFonts)
     holder.classList.remove("kv-building");
     if (focusLabel) focusLive(focusLabel);
     const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);

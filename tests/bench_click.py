@@ -18,18 +18,27 @@ over `--rounds` fresh pages per site, the sites alternating.
 `--booting` lets the app's archive through: Pyodide boots and Python builds the app while the first click
 is answered, as in a reader's page and in tests.bench_load (which times that click by the page's own
 frames), and only that click is timed (the live page may take over after it).
+
+`--floor` times a third page in the same rounds: the site's Pyodide and NumPy booting in a worker (the
+bare yardstick of tests.bench_load) and an Avanzar that changes one text (tests/bench/floor.html): what
+a click costs on this machine, at this throttle, when the page does next to nothing with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.bench_sites import BARE_CONFIG, CONFIG, FILES  # noqa: E402
 from tests.browser import (  # noqa: E402
     add_site_arguments,
     alternating_rounds,
@@ -82,6 +91,23 @@ def one_page(
     return {"first": steps[0], "later": steps[1:], "resets": times[1::2]}
 
 
+def make_floor(site: Path, folder: Path) -> Path:
+    """The site's files linked into `folder` (nothing copied, the site untouched), its index.html the floor
+    page (tests/bench/floor.html) on the site's Pyodide and lock file."""
+    shutil.copytree(site, folder, copy_function=os.link, dirs_exist_ok=True)
+    config = json.loads(CONFIG.search((site / "index.html").read_text(encoding="utf-8")).group(1))
+    page = (FILES / "floor.html").read_text(encoding="utf-8")
+    for name, text in (
+        ("index.html", page.replace("{{CONFIG}}", json.dumps({k: config[k] for k in BARE_CONFIG}))),
+        ("bare.js", (FILES / "bare.js").read_text(encoding="utf-8")),
+        ("bare-worker.js", (FILES / "bare-worker.js").read_text(encoding="utf-8")),
+    ):
+        for linked in (name, name + ".gz", name + ".zst"):  # the site's own (the server prefers those compressed)
+            (folder / linked).unlink(missing_ok=True)  # unlinked, never written through
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_site_arguments(parser)
@@ -89,13 +115,20 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=1.0, help="the pause before them, in seconds")
     parser.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
     parser.add_argument("--booting", action="store_true", help="Pyodide boots meanwhile; the first click only")
+    parser.add_argument(
+        "--floor", action="store_true", help="also a page whose button changes one text, Pyodide booting"
+    )
     args = parser.parse_args()
     if args.booting:
         args.clicks = 0
     size = (360, 740) if args.phone else (1280, 800)
-    pages = alternating_rounds(
-        args, lambda browser, url: one_page(browser, url, args.throttle, args.clicks, args.idle, size, args.booting)
-    )
+    with tempfile.TemporaryDirectory() as tmp:
+        more = {"floor": make_floor(args.site, Path(tmp) / "floor")} if args.floor else None
+        pages = alternating_rounds(
+            args,
+            lambda browser, url: one_page(browser, url, args.throttle, args.clicks, args.idle, size, args.booting),
+            more,
+        )
     results = {
         name: {
             "first": [got["first"] for got in got_all],

@@ -148,10 +148,11 @@ def add_site_arguments(parser, rounds: int = 5, throttle: float = 4) -> None:
     parser.add_argument("--throttle", type=float, default=throttle)
 
 
-def alternating_rounds(args, visit) -> dict[str, list]:
-    """--rounds rounds of `visit(browser, url)` on --site and --compare's build, the sites alternating
-    round by round (so the machine's mood is shared): {"site": [...], "before": [...]}, one result a round."""
-    sites = {"site": args.site} | ({"before": args.compare} if args.compare else {})
+def alternating_rounds(args, visit, more: dict[str, Path] | None = None) -> dict[str, list]:
+    """--rounds rounds of `visit(browser, url)` on --site and --compare's build (and `more` sites), the
+    sites alternating round by round (so the machine's mood is shared): {"site": [...], "before": [...]},
+    one result a round."""
+    sites = {"site": args.site} | ({"before": args.compare} if args.compare else {}) | (more or {})
     results: dict[str, list] = {name: [] for name in sites}
     with contextlib.ExitStack() as stack:
         urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}

@@ -324,12 +324,14 @@ def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
         state = next((dist / "assets").glob(f"states-*/{name}.html")).read_text()
         assert f'<template data-kv-ahead="{name}">{state}</template>' in page
     assert page.index('id="kv-loader"') < page.index("<template")  # after the first paint's own HTML
-    # and, laid out with it, every font the states will ask for (app/figure/font_samples.py): after the
-    # preview, outside it (the loader's selectors never meet it), before the live page's place
+    # and, inert for the loader to lay out after the first paint, every font the states will ask for
+    # (app/figure/font_samples.py): after the preview, outside it (the loader's selectors never meet it),
+    # before the live page's place
     from app.figure.font_samples import samples
 
-    fonts = samples([f.read_text() for f in (dist / "assets").glob("states-*/*.html")], snap)
+    fonts = samples([f.read_text() for f in sorted((dist / "assets").glob("states-*/*.html"))], snap)  # as the build
     assert "<span class='tok current'>" in fonts and "<p class='kv-sr'>" in fonts  # a sampled token, the live region
+    fonts = f'<template id="kv-fonts">{fonts}</template>'
     assert page.count(fonts) == 1 and page.index(bottom) < page.index(fonts) < page.index('id="kv-live"')
 
 

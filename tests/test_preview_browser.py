@@ -486,15 +486,18 @@ def fonts_laid_out(page) -> set[tuple]:
         ("pt", "", 360, ["step", "mode_full", "step", "back"], "pt-full-3"),
     ],
 )
-def test_the_preview_asks_for_no_font_its_first_paint_did_not(site, browser, lang, query, width, actions, shown):
+def test_the_preview_asks_for_no_font_it_did_not_ask_for_after_its_first_paint(
+    site, browser, lang, query, width, actions, shown
+):
     """Chromium fetches a font, at each size and weight, the first time a text needs it, from its browser
     process and on the page's main thread: the first step waited for the fonts of the first sampled
-    token, the ▶ and ▲ and the live region's words. The first paint lays out a sample of every kind of
-    text of every state (app/figure/font_samples.py): the steps, the switch, the last position and the
-    words said ask for no font it did not."""
+    token, the ▶ and ▲ and the live region's words. After the first paint the loader lays out a sample
+    of every kind of text of every state, a group a frame (app/figure/font_samples.py, askForFonts):
+    then the steps, the switch, the last position and the words said ask for no other font."""
     with serve(site) as url:
         page, _ = open_held(browser, url + f"index.html?lang={lang}{query}", width=width, height=800)
         preview_at(page, f"{lang}-cache-{62 if query else 2}")
+        page.wait_for_function("window.kv.preview.fontsAsked && !document.getElementById('kv-fonts')")
         first = fonts_laid_out(page)
         snap = page.locator("#kv-snapshot")
         for action in actions:

@@ -1,4 +1,4 @@
-"""Every font the previews will ask for, asked for by the first paint.
+"""Every font the previews will ask for, asked for once the first paint is on the screen.
 
 A browser fetches a font, at each size and weight, the first time a text needs it; Chromium asks
 its browser process for it, synchronously, on the page's main thread. The first step of the
@@ -6,10 +6,13 @@ preview (app/figure/snapshot.py, static/loader.js) shows texts the first paint d
 sampled token (upright and bold, where the prompt's are italic), a ▲ and a ▶ that fall back to
 another font, the live region's first words. Measured at a 4x CPU throttle on a 2-core machine,
 that step's layout waited 4-11 ms for those fonts, and 222 ms once, when the browser process was
-busy (docs/performance.md). `samples` writes, for the page to lay out with its first paint, one
-element per kind of text the states show, in every language (the chain of elements it sits in,
-by tag and class), with every character it shows there that the first state does not: never drawn
-(hidden, inert, of no size), it makes the browser fetch those fonts before the reader's first click.
+busy (docs/performance.md). `samples` writes one element per kind of text the states show, in
+every language (the chain of elements it sits in, by tag and class), with every character it shows
+there that the first state does not; never drawn (hidden, inert, of no size). Laid out with the
+first paint, they delayed it (4x: a median of 0.97 s against 0.61); so index.html carries them
+inert, in a <template>, and the loader lays them out after the first paint, one group a frame, in
+the order the page shows them (the live region's first): the fonts are fetched before the reader's
+first click, never in one long task.
 """
 
 from __future__ import annotations
@@ -68,18 +71,19 @@ def _element(tag: str, cls: str | None, inner: str) -> str:
 
 
 def samples(states: Iterable[str], first: str) -> str:
-    """The hidden element (`.kv-fonts`, styled in snapshot.css) that lays out, with the first paint
-    of `first`, every kind of text of `states` with the characters it shows that `first` does not
-    show there; '' when there are none."""
+    """The hidden element (`.kv-fonts`, styled in snapshot.css) whose children lay out every kind of text
+    of `states` with the characters it shows that `first` does not show there: each child a group whole
+    from its top element (one of the first state's top-level parts, one of its children), the live
+    region's first, then in the order the states show them; '' when there is nothing new."""
     shown = texts(first)
     shown.pop(LIVE_REGION, None)  # the live region is empty at the first paint
-    wanted: dict[tuple, set[str]] = {}
-    for doc in states:
+    wanted: dict[tuple, set[str]] = {LIVE_REGION: set()}  # in the order the texts come
+    for doc in [first, *states]:
         for chain, chars in texts(doc).items():
             new = chars - shown.get(chain, set())
             if new - {" "}:
                 wanted.setdefault(chain, set()).update(new)
-    tree: dict = {}  # the chains as a tree: {(tag, class): (characters, {children})}
+    tree: dict = {}  # the chains as a tree, in their order: {(tag, class): [characters, {children}]}
     for chain, chars in wanted.items():
         level = tree
         for i, node in enumerate(chain):
@@ -88,11 +92,13 @@ def samples(states: Iterable[str], first: str) -> str:
                 level[node][0].update(chars)
             level = level[node][1]
 
-    def write(level: dict) -> str:
-        return "".join(
-            _element(*node, html.escape("".join(sorted(chars)).strip()) + write(children))
-            for node, (chars, children) in sorted(level.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
-        )
+    def write(node: tuple, chars: set[str], children: dict) -> str:
+        inner = html.escape("".join(sorted(chars)).strip())
+        return _element(*node, inner + "".join(write(n, *rest) for n, rest in children.items()))
 
-    inner = write(tree)
-    return f"<div class='kv-fonts' aria-hidden='true' inert>{inner}</div>" if inner else ""
+    groups = []
+    for top, (chars, children) in tree.items():
+        if chars - {" "}:
+            groups.append(write(top, chars, {}))
+        groups += [write(top, set(), {node: rest}) for node, rest in children.items()]
+    return f"<div class='kv-fonts' aria-hidden='true' inert>{''.join(groups)}</div>" if groups else ""
