@@ -713,19 +713,28 @@
 
   // Every font the states will need (app/figure/font_samples.py: a browser fetches each font, size and
   // weight the first time a text needs it, Chromium on the main thread), asked for once the first paint
-  // is on the screen: a group of samples a frame, in the order the page shows them (the live region's
-  // first), so that neither the first paint nor a click waits for them all.
+  // is on the screen: one text of the samples at a time, in its place's chain of elements, laid out in
+  // a task of its own (a font's fetch cannot be cut: a click waits for one at most), in the order the
+  // page shows them (the live region's first). Neither the first paint nor a click's frame lays them out.
   function askForFonts() {
     const samples = $("kv-fonts"); // a <template>: inert until now
     if (!samples || pv.done) return;
-    const groups = Array.from(samples.content.firstElementChild.children);
-    const into = samples.content.firstElementChild.cloneNode(false);
+    const tree = samples.content.firstElementChild;
+    const into = tree.cloneNode(false);
     samples.replaceWith(into);
-    const next = () => {
-      if (pv.done) return;
-      if (!groups.length) return void (pv.fontsAsked = true); // tests/test_preview_browser.py
-      into.appendChild(groups.shift());
-      afterPaint(next);
+    const texts = Array.from(tree.querySelectorAll("*"))
+      .filter((el) => Array.from(el.childNodes).some((n) => n.nodeType === Node.TEXT_NODE));
+    const next = async () => {
+      while (texts.length && !pv.done) {
+        const el = texts.shift();
+        let chain = el.cloneNode(false);
+        for (const n of el.childNodes) if (n.nodeType === Node.TEXT_NODE) chain.appendChild(n.cloneNode());
+        for (let up = el.parentElement; up !== tree; up = up.parentElement) chain = up.cloneNode(false).appendChild(chain).parentNode;
+        into.appendChild(chain);
+        void into.offsetWidth; // laid out now (the fonts fetched in this task), not in a frame's
+        await yieldToPage();
+      }
+      pv.fontsAsked = !pv.done; // tests/test_preview_browser.py
     };
     next();
   }

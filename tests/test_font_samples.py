@@ -83,31 +83,14 @@ def test_the_page_lays_the_samples_out_without_showing_them():
         assert decl in rule, decl
 
 
-def test_groups_whole_from_their_top_in_the_order_the_page_shows_them():
-    """static/loader.js lays out one child of `.kv-fonts` a frame: each is a group whole from its top
-    element (its styles are its place's), the live region's first, then in the order of the page."""
+def test_the_texts_come_in_the_order_the_page_shows_them():
+    """static/loader.js lays out one text of the samples a task, in their order: the live region's first
+    (it speaks at the first click), then as the states show them."""
     says = json.dumps({"step": "Posición 3"}).replace('"', "&quot;")
-    html = samples([LATER.replace('"{}"', f'"{says}"')], FIRST)
-
-    class Groups(HTMLParser):
-        def __init__(self):
-            super().__init__()
-            self.depth, self.groups = 0, []
-
-        def handle_starttag(self, tag, attrs):
-            if self.depth == 1:
-                self.groups.append([(tag, dict(attrs).get("class"))])
-            elif self.depth == 2:
-                self.groups[-1].append((tag, dict(attrs).get("class")))
-            self.depth += 1
-
-        def handle_endtag(self, tag):
-            self.depth -= 1
-
-    parsed = Groups()
-    parsed.feed(html)
-    assert parsed.groups == [
-        [("p", "kv-sr")],
-        [("div", "kv-snap"), ("div", "text")],
-        [("div", "kv-snap"), ("span", "bar-t")],
+    tree = parse(samples([LATER.replace('"{}"', f'"{says}"')], FIRST))
+    assert [chain[-1] for chain in tree.found] == [
+        ("p", "kv-sr"),
+        ("span", "tok prompt"),
+        ("span", "tok current"),
+        ("span", "bar-t"),
     ]

@@ -456,17 +456,22 @@ def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
 
 
 def fonts_laid_out(page) -> set[tuple]:
-    """Every font the page's texts are laid out in, as Chromium fetched it for them: (family, size,
-    weight, style), the hidden and the unseen included (their layout needs the font all the same)."""
+    """Every font the preview's texts, its live region's and the font samples' are laid out in, as
+    Chromium fetched it for them: (family, size, weight, style), the hidden and the unseen included
+    (their layout needs the font all the same). The loading card's words are the shell's, not the
+    states': left out."""
     cdp = page.context.new_cdp_session(page)
     cdp.send("DOM.enable")
     cdp.send("CSS.enable")
-    found, todo = set(), [cdp.send("DOM.getDocument", {"depth": -1})["root"]]
+    found, todo = set(), [(cdp.send("DOM.getDocument", {"depth": -1})["root"], False)]
     while todo:
-        node = todo.pop()
+        node, inside = todo.pop()
+        attrs = dict(zip(node.get("attributes", [])[::2], node.get("attributes", [])[1::2]))
+        classes = attrs.get("class", "").split()
+        inside = inside or "kv-snap" in classes or "kv-fonts" in classes or attrs.get("id") == "kv-say"
         children = node.get("children", [])
-        todo += children
-        if not any(c["nodeType"] == 3 and c["nodeValue"].strip() for c in children):
+        todo += [(c, inside) for c in children]
+        if not inside or not any(c["nodeType"] == 3 and c["nodeValue"].strip() for c in children):
             continue
         style = {
             p["name"]: p["value"]

@@ -9,10 +9,11 @@ that step's layout waited 4-11 ms for those fonts, and 222 ms once, when the bro
 busy (docs/performance.md). `samples` writes one element per kind of text the states show, in
 every language (the chain of elements it sits in, by tag and class), with every character it shows
 there that the first state does not; never drawn (hidden, inert, of no size). Laid out with the
-first paint, they delayed it (4x: a median of 0.97 s against 0.61); so index.html carries them
-inert, in a <template>, and the loader lays them out after the first paint, one group a frame, in
-the order the page shows them (the live region's first): the fonts are fetched before the reader's
-first click, never in one long task.
+first paint, they delayed it (4x: a median of 0.97 s against 0.61); laid out a group a frame after
+it, they made frames of 30-65 ms. So index.html carries them inert, in a <template>, and the loader
+lays them out after the first paint one text at a time, each in a task of its own, in the order the
+page shows them (the live region's first): the fonts are fetched before the reader's first click,
+and a click waits for one of them at most.
 """
 
 from __future__ import annotations
@@ -71,10 +72,9 @@ def _element(tag: str, cls: str | None, inner: str) -> str:
 
 
 def samples(states: Iterable[str], first: str) -> str:
-    """The hidden element (`.kv-fonts`, styled in snapshot.css) whose children lay out every kind of text
-    of `states` with the characters it shows that `first` does not show there: each child a group whole
-    from its top element (one of the first state's top-level parts, one of its children), the live
-    region's first, then in the order the states show them; '' when there is nothing new."""
+    """The hidden element (`.kv-fonts`, styled in snapshot.css) that lays out every kind of text of
+    `states` with the characters it shows that `first` does not show there, in the order the page shows
+    them (the live region's first: it speaks at the first click); '' when there is nothing new."""
     shown = texts(first)
     shown.pop(LIVE_REGION, None)  # the live region is empty at the first paint
     wanted: dict[tuple, set[str]] = {LIVE_REGION: set()}  # in the order the texts come
@@ -85,6 +85,8 @@ def samples(states: Iterable[str], first: str) -> str:
                 wanted.setdefault(chain, set()).update(new)
     tree: dict = {}  # the chains as a tree, in their order: {(tag, class): [characters, {children}]}
     for chain, chars in wanted.items():
+        if not chars:
+            continue  # the live region's place kept first, but it says nothing new
         level = tree
         for i, node in enumerate(chain):
             level.setdefault(node, [set(), {}])
@@ -92,13 +94,11 @@ def samples(states: Iterable[str], first: str) -> str:
                 level[node][0].update(chars)
             level = level[node][1]
 
-    def write(node: tuple, chars: set[str], children: dict) -> str:
-        inner = html.escape("".join(sorted(chars)).strip())
-        return _element(*node, inner + "".join(write(n, *rest) for n, rest in children.items()))
+    def write(level: dict) -> str:
+        return "".join(
+            _element(*node, html.escape("".join(sorted(chars)).strip()) + write(children))
+            for node, (chars, children) in level.items()
+        )
 
-    groups = []
-    for top, (chars, children) in tree.items():
-        if chars - {" "}:
-            groups.append(write(top, chars, {}))
-        groups += [write(top, set(), {node: rest}) for node, rest in children.items()]
-    return f"<div class='kv-fonts' aria-hidden='true' inert>{''.join(groups)}</div>" if groups else ""
+    inner = write(tree)
+    return f"<div class='kv-fonts' aria-hidden='true' inert>{inner}</div>" if inner else ""
