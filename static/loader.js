@@ -464,7 +464,7 @@
     foundAhead: null, // the last state whose changes were found ahead (findAhead)
     usedAhead: 0, // swaps that applied changes found ahead
     drawnLater: 0, // changes out of the reader's sight, drawn in the frame after the answer's (swapPreview)
-    fontsAsked: false, // every group of font samples laid out (askForFonts)
+    fontsAsked: false, // every text of the font samples laid out (askForFonts)
   });
   const stateTexts = new Map(); // state name -> its HTML
   // index.html carries the states one action from its own preview (the first click needs no fetch, and
