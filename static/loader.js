@@ -714,7 +714,9 @@
   // Every font the states will need (app/figure/font_samples.py: a browser fetches each font, size and
   // weight the first time a text needs it, Chromium on the main thread), asked for once the first paint
   // is on the screen: one text of the samples at a time, in its place's chain of elements, laid out in
-  // a task of its own (a font's fetch cannot be cut: a click waits for one at most), in the order the
+  // a task of its own (a font's fetch cannot be cut: a click waits for one at most) that takes its turn
+  // with the page's other tasks (ahead of them, scheduler.yield's, they delayed the first answered
+  // click; in idle time only, it often came before its fonts: docs/performance.md), in the order the
   // page shows them (the live region's first). Neither the first paint nor a click's frame lays them out.
   function askForFonts() {
     const samples = $("kv-fonts"); // a <template>: inert until now
@@ -724,19 +726,20 @@
     samples.replaceWith(into);
     const texts = Array.from(tree.querySelectorAll("*"))
       .filter((el) => Array.from(el.childNodes).some((n) => n.nodeType === Node.TEXT_NODE));
-    const next = async () => {
-      while (texts.length && !pv.done) {
-        const el = texts.shift();
-        let chain = el.cloneNode(false);
-        for (const n of el.childNodes) if (n.nodeType === Node.TEXT_NODE) chain.appendChild(n.cloneNode());
-        for (let up = el.parentElement; up !== tree; up = up.parentElement) chain = up.cloneNode(false).appendChild(chain).parentNode;
-        into.appendChild(chain);
-        void into.offsetWidth; // laid out now (the fonts fetched in this task), not in a frame's
-        await yieldToPage();
-      }
-      pv.fontsAsked = !pv.done; // tests/test_preview_browser.py
+    const channel = new MessageChannel(); // a task of its own, in turn with the page's others
+    const slice = () => {
+      if (pv.done) return; // the live page took over (the samples went with the preview)
+      const el = texts.shift();
+      let chain = el.cloneNode(false);
+      for (const n of el.childNodes) if (n.nodeType === Node.TEXT_NODE) chain.appendChild(n.cloneNode());
+      for (let up = el.parentElement; up !== tree; up = up.parentElement) chain = up.cloneNode(false).appendChild(chain).parentNode;
+      into.appendChild(chain);
+      void into.offsetWidth; // laid out now (the fonts fetched here), not in a frame's
+      if (texts.length && !pv.done) channel.port2.postMessage(0);
+      else pv.fontsAsked = !pv.done; // tests/test_preview_browser.py
     };
-    next();
+    channel.port1.onmessage = slice;
+    if (texts.length) channel.port2.postMessage(0);
   }
 
   // The live page takes over: the preview stops answering; the actions the app was not built with
