@@ -91,10 +91,17 @@ def one_page(
     return {"first": steps[0], "later": steps[1:], "resets": times[1::2]}
 
 
+def link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system
+        shutil.copy2(src, dst)
+
+
 def make_floor(site: Path, folder: Path) -> Path:
-    """The site's files linked into `folder` (nothing copied, the site untouched), its index.html the floor
-    page (tests/bench/floor.html) on the site's Pyodide and lock file."""
-    shutil.copytree(site, folder, copy_function=os.link, dirs_exist_ok=True)
+    """The site's files linked into `folder` (copied where they cannot be; the site untouched), its
+    index.html the floor page (tests/bench/floor.html) on the site's Pyodide and lock file."""
+    shutil.copytree(site, folder, copy_function=link_or_copy, dirs_exist_ok=True)
     config = json.loads(CONFIG.search((site / "index.html").read_text(encoding="utf-8")).group(1))
     page = (FILES / "floor.html").read_text(encoding="utf-8")
     for name, text in (

@@ -11,9 +11,10 @@ every language (the chain of elements it sits in, by tag and class), with every 
 there that the first state does not; never drawn (hidden, inert, of no size). Laid out with the
 first paint, they delayed it (4x: a median of 0.97 s against 0.61); laid out a group a frame after
 it, they made frames of 30-65 ms. So index.html carries them inert, in a <template>, and the loader
-lays them out after the first paint one text at a time, each in a task of its own, in the order the
-page shows them (the live region's first): the fonts are fetched before the reader's first click,
-and a click waits for one of them at most.
+lays them out after the first paint one text at a time, each in a task of its own that takes its
+turn with the page's others, in the order the page shows them (the live region's and the figure's top
+first; all of them 1.4-3.0 s after the first paint at 4x, docs/performance.md), and a click waits for
+one of them at most.
 """
 
 from __future__ import annotations
