@@ -497,7 +497,7 @@ def test_the_preview_asks_for_no_font_it_did_not_ask_for_after_its_first_paint(
     """Chromium fetches a font, at each size and weight, the first time a text needs it, from its browser
     process and on the page's main thread: the first step waited for the fonts of the first sampled
     token, the ▶ and ▲ and the live region's words. After the first paint the loader lays out a sample
-    of every kind of text of every state, a group a frame (app/figure/font_samples.py, askForFonts):
+    of every kind of text of every state, a text a task (app/figure/font_samples.py, askForFonts):
     then the steps, the switch, the last position and the words said ask for no other font."""
     with serve(site) as url:
         page, _ = open_held(browser, url + f"index.html?lang={lang}{query}", width=width, height=800)
