@@ -27,7 +27,6 @@ a click costs on this machine, at this throttle, when the page does next to noth
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -38,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.bench_sites import BARE_CONFIG, CONFIG, FILES  # noqa: E402
+from tests.bench_sites import FILES, bare_config, make_bare  # noqa: E402
 from tests.browser import (  # noqa: E402
     add_site_arguments,
     alternating_rounds,
@@ -102,16 +101,11 @@ def make_floor(site: Path, folder: Path) -> Path:
     """The site's files linked into `folder` (copied where they cannot be; the site untouched), its
     index.html the floor page (tests/bench/floor.html) on the site's Pyodide and lock file."""
     shutil.copytree(site, folder, copy_function=link_or_copy, dirs_exist_ok=True)
-    config = json.loads(CONFIG.search((site / "index.html").read_text(encoding="utf-8")).group(1))
-    page = (FILES / "floor.html").read_text(encoding="utf-8")
-    for name, text in (
-        ("index.html", page.replace("{{CONFIG}}", json.dumps({k: config[k] for k in BARE_CONFIG}))),
-        ("bare.js", (FILES / "bare.js").read_text(encoding="utf-8")),
-        ("bare-worker.js", (FILES / "bare-worker.js").read_text(encoding="utf-8")),
-    ):
-        for linked in (name, name + ".gz", name + ".zst"):  # the site's own (the server prefers those compressed)
-            (folder / linked).unlink(missing_ok=True)  # unlinked, never written through
-        (folder / name).write_text(text, encoding="utf-8")
+    make_bare(folder)  # its scripts (bare.js, bare-worker.js), beside the site's
+    page = (FILES / "floor.html").read_text(encoding="utf-8").replace("{{CONFIG}}", bare_config(site))
+    for linked in ("index.html", "index.html.gz", "index.html.zst"):  # the site's (the server prefers those compressed)
+        (folder / linked).unlink(missing_ok=True)  # unlinked, never written through
+    (folder / "index.html").write_text(page, encoding="utf-8")
     return folder
 
 

@@ -43,13 +43,17 @@ CONFIG = re.compile(r'<script type="application/json" id="kv-config">(.*?)</scri
 BARE_CONFIG = ("pyodide", "indexURL", "stdlib", "lock", "packageBaseUrl")
 
 
+def bare_config(site: Path) -> str:
+    """The site's runtime files and lock file, as the bare pages' {{CONFIG}} (JSON)."""
+    config = json.loads(CONFIG.search((site / "index.html").read_text(encoding="utf-8")).group(1))
+    return json.dumps({k: config[k] for k in BARE_CONFIG})
+
+
 def make_bare(site: Path) -> str:
     """The bare page beside the site's index.html, on the site's runtime files and lock file;
     returns its name."""
-    config = json.loads(CONFIG.search((site / "index.html").read_text(encoding="utf-8")).group(1))
-    bare = {k: config[k] for k in BARE_CONFIG}
     html = (FILES / "bare.html").read_text(encoding="utf-8")
-    (site / "bare.html").write_text(html.replace("{{CONFIG}}", json.dumps(bare)), encoding="utf-8")
+    (site / "bare.html").write_text(html.replace("{{CONFIG}}", bare_config(site)), encoding="utf-8")
     for name in ("bare.js", "bare-worker.js"):
         shutil.copy(FILES / name, site / name)
     return "bare.html"
