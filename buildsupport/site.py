@@ -148,8 +148,9 @@ def add_snapshots(site: Site, pre: dict) -> None:
         f'<template data-kv-ahead="{name}">{states[name + ".html"]}</template>' for name in ahead
     )
     # ... and a click's layout does not wait for a font the first paint did not need: the loader lays out,
-    # after the first paint, a sample of every kind of text of the states (app/figure/font_samples.py)
-    fonts = font_samples(states.values(), states[inline + ".html"])
+    # after the first paint, a sample of every kind of text of the states, those the first click shows first
+    # (app/figure/font_samples.py)
+    fonts = font_samples(states.values(), states[inline + ".html"], [states[name + ".html"] for name in ahead])
     site.inline_fonts = f'<template id="kv-fonts">{fonts}</template>' if fonts else ""
 
 

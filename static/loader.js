@@ -357,12 +357,47 @@
   // What the preview shows changes only through swapPreview and announce (each counts a version): the
   // changes found ahead hold while the version they were found on is the one drawn.
   let drawnVersion = 0;
-  let ahead = null; // {name, parts, version, ops}
+  let ahead = null; // {name, parts, version, ops, split: {now, later}, view}
 
   // The changes in the reader's sight are drawn in the click's own frame; the rest (on a phone, most of
   // the figure: the clock's plot comes with the first step) in the next one, so the answer's frame lays
   // out what the reader sees. The state is the page's (data-state) once both are drawn.
   let below = null; // {ops, holder, name}: the last swap's changes out of sight, not drawn yet
+
+  // Which changes are in sight is found with the changes ahead (findAhead), on the layout then drawn: the
+  // click reads no layout (a read there laid out the page once more, hover and focus styles with it,
+  // before the changes: 2-12 ms of a click at 4x). A scroll, a resize, or a part of the preview (or the
+  // loading card between them) drawn at another height since, makes it be found again at the click.
+  let viewVersion = 0;
+  const viewChanged = () => { viewVersion += 1; };
+  addEventListener("scroll", viewChanged, { capture: true, passive: true });
+  addEventListener("resize", viewChanged, { passive: true });
+  const heights = new Map(); // each of the preview's parts -> its height when the split was found
+  const sizes = "ResizeObserver" in window ? new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const h = e.borderBoxSize && e.borderBoxSize[0] ? e.borderBoxSize[0].blockSize : e.contentRect.height;
+      if (!heights.has(e.target) || Math.abs(heights.get(e.target) - h) > 0.5) viewChanged();
+    }
+  }) : null;
+
+  function splitOps(ops) {
+    const now = [];
+    const later = [];
+    for (const op of ops) (outOfSight(op[0]) ? later : now).push(op); // before any change: one layout read
+    return { now, later };
+  }
+
+  // The view a split found ahead holds for: the parts' heights now (the layout just read), watched.
+  function watchView() {
+    if (!sizes) return NaN; // never the view of a click: the split is found at each one
+    sizes.disconnect();
+    heights.clear();
+    for (const el of $("kv-snapshot").children) {
+      heights.set(el, el.getBoundingClientRect().height);
+      sizes.observe(el, { box: "border-box" });
+    }
+    return viewVersion;
+  }
 
   function outOfSight(node) {
     if (!node) return false;
@@ -386,12 +421,12 @@
     const parts = statesParsed.get(name) || parseState(html);
     statesParsed.delete(name); // its nodes are the page's now
     const found = ahead && ahead.name === name && ahead.parts === parts && ahead.version === drawnVersion;
-    const ops = found ? ahead.ops : swapOps(holder, parts);
+    const split = found && ahead.view === viewVersion ? ahead.split
+      : splitOps(found ? ahead.ops : swapOps(holder, parts));
     if (found) pv.usedAhead += 1; // tests/test_preview_browser.py
+    if (split === (ahead && ahead.split)) pv.splitAhead += 1; // likewise
     ahead = null;
-    const now = [];
-    const later = [];
-    for (const op of ops) (outOfSight(op[0]) ? later : now).push(op); // before any change: one layout read
+    const { now, later } = split;
     for (const [, op] of now) op();
     drawnVersion += 1;
     below = { ops: later, holder, name: name || preview.name };
@@ -407,7 +442,8 @@
     (now ? Promise.resolve() : whenIdle()).then(() => {
       if (pv.done || version !== drawnVersion || statesParsed.get(name) !== parts) return;
       drawBelow(); // the changes are found against the whole state drawn
-      ahead = { name, parts, version, ops: swapOps($("kv-snapshot"), parts) };
+      const ops = swapOps($("kv-snapshot"), parts);
+      ahead = { name, parts, version, ops, split: splitOps(ops), view: watchView() };
       pv.foundAhead = name;
     });
   }
@@ -463,8 +499,10 @@
     done: false, // the live page took over
     foundAhead: null, // the last state whose changes were found ahead (findAhead)
     usedAhead: 0, // swaps that applied changes found ahead
+    splitAhead: 0, // of those, the swaps whose changes in sight were found ahead too (splitOps)
     drawnLater: 0, // changes out of the reader's sight, drawn in the frame after the answer's (swapPreview)
     fontsAsked: false, // every text of the font samples laid out (askForFonts)
+    fontsWaited: 0, // times a text of them waited for a press's click (askForFonts)
   });
   const stateTexts = new Map(); // state name -> its HTML
   // index.html carries the states one action from its own preview (the first click needs no fetch, and
@@ -711,13 +749,35 @@
     firstPainted.then(askForFonts);
   }
 
+  // A press on the page (a button or a finger down): its click comes at the release. Until the frame
+  // after the release (the click's answer drawn in it), the font samples wait, so that the release finds
+  // no text of theirs being laid out (3-64 ms a text at 4x in a traced page: a click's wait). A release
+  // the page never hears of waits two seconds at most.
+  let pressing = false;
+  const released = []; // what waits for the release
+  const release = () => {
+    pressing = false;
+    for (const fn of released.splice(0)) fn();
+  };
+  let presses = 0;
+  addEventListener("pointerdown", () => {
+    const press = ++presses;
+    pressing = true;
+    setTimeout(() => { if (press === presses) release(); }, 2000);
+  }, { capture: true, passive: true });
+  for (const type of ["pointerup", "pointercancel"]) {
+    addEventListener(type, () => afterPaint(release), { capture: true, passive: true });
+  }
+
   // Every font the states will need (app/figure/font_samples.py: a browser fetches each font, size and
   // weight the first time a text needs it, Chromium on the main thread), asked for once the first paint
   // is on the screen: one text of the samples at a time, in its place's chain of elements, laid out in
   // a task of its own (a font's fetch cannot be cut: a click waits for one at most) that takes its turn
   // with the page's other tasks (ahead of them, scheduler.yield's, they delayed the first answered
-  // click; in idle time only, it often came before its fonts: docs/performance.md), in the order the
-  // page shows them (the live region's first). Neither the first paint nor a click's frame lays them out.
+  // click; in idle time only, it often came before its fonts: docs/performance.md), first what a click
+  // on the first paint brings, then the rest, each in the order the page shows them (the live region's
+  // first); none while a press waits for its click. Neither the first paint nor a click's frame lays
+  // them out.
   function askForFonts() {
     const samples = $("kv-fonts"); // a <template>: inert until now
     if (!samples || pv.done) return;
@@ -729,6 +789,10 @@
     const channel = new MessageChannel(); // a task of its own, in turn with the page's others
     const slice = () => {
       if (pv.done) return; // the live page took over (the samples went with the preview)
+      if (pressing) { // the click first
+        pv.fontsWaited += 1; // tests/test_preview_browser.py
+        return void released.push(() => channel.port2.postMessage(0));
+      }
       const el = texts.shift();
       let chain = el.cloneNode(false);
       for (const n of el.childNodes) if (n.nodeType === Node.TEXT_NODE) chain.appendChild(n.cloneNode());

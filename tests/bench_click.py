@@ -1,6 +1,6 @@
 """Benchmark: the preview's own answer to a click, without the load around it.
 
-    python build.py && uv run --extra test python -m tests.bench_click [--site dist] [--compare DIR] [--phone]
+    python build.py && uv run --extra test python -m tests.bench_click [--site dist] [--compare DIR] [--phone] [--press MS]
 
 `tests.bench_load` times the first click while Pyodide boots on the other core, and on a 2-core
 machine that contention spreads its rounds over 100 ms and more. Here the live page is held back (the
@@ -18,6 +18,11 @@ over `--rounds` fresh pages per site, the sites alternating.
 `--booting` lets the app's archive through: Pyodide boots and Python builds the app while the first click
 is answered, as in a reader's page and in tests.bench_load (which times that click by the page's own
 frames), and only that click is timed (the live page may take over after it).
+
+`--press MS` holds each click's button down MS ms, as a reader does: the click's time is then from the
+release (with none, Playwright sends the pointer's move, press and release at once, and the click's time
+counts the move's and the press's handling too; the tables of docs/performance.md before 2026-12-03's
+eleventh session were measured so).
 
 `--floor` times a third page in the same rounds: the site's Pyodide and NumPy booting in a worker (the
 bare yardstick of tests.bench_load) and an Avanzar that changes one text (tests/bench/floor.html): what
@@ -55,13 +60,15 @@ ANSWERS_JS = "(window.kv.answers || []).length"
 UNDER = 16.0  # ms: the browser's least duration threshold for Event Timing
 
 
-def click(page, selector: str) -> list[float]:
+def click(page, selector: str, press: float = 0) -> list[float]:
     """A real click on the preview's button, its answer drawn, and its Event Timing: [handled, painted] in ms.
-    The browser reports no click under 16 ms (the least threshold it takes); one not reported within a
-    second of its answer counts as 16, an upper bound."""
+    The button is held down `press` ms (the workload: a reader's press) before it is released; with none,
+    the pointer's move, press and release reach the page at one instant, and the click's time counts the
+    move's and the press's handling too. The browser reports no click under 16 ms (the least threshold it
+    takes); one not reported within a second of its answer counts as 16, an upper bound."""
     x, y = centre_of(page, "#kv-snapshot " + selector)
     answered, reported = page.evaluate(f"[{ANSWERS_JS}, window.__clicks.length]")
-    page.mouse.click(x, y)
+    page.mouse.click(x, y, delay=press)
     wait_as_reader(page, f"{ANSWERS_JS} > {answered}")
     try:
         wait_as_reader(page, f"window.__clicks.length > {reported}", 1000)
@@ -71,7 +78,7 @@ def click(page, selector: str) -> list[float]:
 
 
 def one_page(
-    browser, url: str, throttle: float, clicks: int, idle: float, size: tuple, booting: bool
+    browser, url: str, throttle: float, clicks: int, idle: float, size: tuple, booting: bool, press: float = 0
 ) -> dict[str, list]:
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     if not booting:
@@ -80,11 +87,11 @@ def one_page(
     page.goto(url + "index.html")
     wait_as_reader(page, CONTROLS_JS)  # not wait_for_function: its listeners would be timed with the clicks
     page.evaluate(OBSERVE_JS)
-    times = [click(page, "[data-kv=step]")]  # at once
+    times = [click(page, "[data-kv=step]", press)]  # at once
     for _ in range(clicks):
-        times.append(click(page, "[data-kv=reset]"))
+        times.append(click(page, "[data-kv=reset]", press))
         page.wait_for_timeout(idle * 1000)  # the workload: a reader's pause (then the loader is idle)
-        times.append(click(page, "[data-kv=step]"))
+        times.append(click(page, "[data-kv=step]", press))
     context.close()
     steps = [times[0]] + times[2::2]
     return {"first": steps[0], "later": steps[1:], "resets": times[1::2]}
@@ -117,6 +124,9 @@ def main() -> None:
     parser.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
     parser.add_argument("--booting", action="store_true", help="Pyodide boots meanwhile; the first click only")
     parser.add_argument(
+        "--press", type=float, default=0, help="ms each click holds the button down (0: press and release at once)"
+    )
+    parser.add_argument(
         "--floor", action="store_true", help="also a page whose button changes one text, Pyodide booting"
     )
     args = parser.parse_args()
@@ -127,7 +137,9 @@ def main() -> None:
         more = {"floor": make_floor(args.site, Path(tmp) / "floor")} if args.floor else None
         pages = alternating_rounds(
             args,
-            lambda browser, url: one_page(browser, url, args.throttle, args.clicks, args.idle, size, args.booting),
+            lambda browser, url: one_page(
+                browser, url, args.throttle, args.clicks, args.idle, size, args.booting, args.press
+            ),
             more,
         )
     results = {
@@ -140,7 +152,8 @@ def main() -> None:
     }
     print(
         f"{args.throttle:g}x CPU, {size[0]} x {size[1]} px, {args.rounds} pages per site, Event Timing (ms, to 8 ms), "
-        f"{'Pyodide booting' if args.booting else 'the live page held back'}, medians:"
+        f"{'Pyodide booting' if args.booting else 'the live page held back'}, "
+        f"{f'each click held {args.press:g} ms' if args.press else 'press and release at once'}, medians:"
     )
 
     def median(values, i):

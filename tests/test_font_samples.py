@@ -24,7 +24,7 @@ class Tree(HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.chain, self.found, self.attrs = [], {}, {}
+        self.chain, self.found, self.attrs, self.texts = [], {}, {}, []
 
     def handle_starttag(self, tag, attrs):
         self.attrs.setdefault(tag, []).append(dict(attrs))
@@ -35,6 +35,7 @@ class Tree(HTMLParser):
 
     def handle_data(self, data):
         self.found[tuple(self.chain[1:])] = data
+        self.texts.append((self.chain[-1], data))  # in document order: the order the loader lays them out
 
 
 def parse(html: str) -> Tree:
@@ -90,6 +91,27 @@ def test_the_texts_come_in_the_order_the_page_shows_them():
     tree = parse(samples([LATER.replace('"{}"', f'"{says}"')], FIRST))
     assert [chain[-1] for chain in tree.found] == [
         ("p", "kv-sr"),
+        ("span", "tok prompt"),
+        ("span", "tok current"),
+        ("span", "bar-t"),
+    ]
+
+
+def test_what_the_first_click_shows_comes_first():
+    """A click made at once (Avanzar: the next step, one of the `soon` states) finds its fonts asked for:
+    its texts come first, even where the page shows them below others; the rest after them, without what
+    was asked for already."""
+    nxt = FIRST.replace("t = 2", "t = 3")
+    other = LATER.replace("t = 3", "t = 39")
+    tree = parse(samples([other, nxt], FIRST, soon=[nxt]))
+    assert tree.texts == [
+        (("span", "bar-t"), "3"),  # the next step's digit, first
+        (("span", "tok prompt"), "Nael"),
+        (("span", "tok current"), "es▶"),
+        (("span", "bar-t"), "9"),  # the 3 not again
+    ]
+    # without `soon`, as the page shows them
+    assert [t[0] for t in parse(samples([other, nxt], FIRST)).texts] == [
         ("span", "tok prompt"),
         ("span", "tok current"),
         ("span", "bar-t"),

@@ -455,6 +455,59 @@ def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
         page.context.close()
 
 
+TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def test_a_click_reads_no_layout_when_the_view_is_the_one_found_ahead(site, browser):
+    """Which of a step's changes are in the reader's sight is found with the changes, ahead (static/loader.js
+    splitOps): the first click applies both, reading no layout. After a scroll the view is another: the
+    click finds them again. Either way the state drawn is its file, node for node."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=en")
+        page.wait_for_function("window.kv.preview.foundAhead === 'en-cache-3'")
+        page.locator("#kv-snapshot").get_by_role("button", name=tr("en", "step"), exact=True).click()
+        preview_at(page, "en-cache-3")
+        assert page.evaluate(SAME_AS_ITS_FILE, "en-cache-3") == [True, True]
+        assert page.evaluate("[window.kv.preview.usedAhead, window.kv.preview.splitAhead]") == [1, 1]
+        page.wait_for_function("window.kv.preview.foundAhead === 'en-cache-4'")
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.evaluate(TWO_FRAMES)  # the scroll's event is in
+        page.keyboard.press("ArrowRight")
+        preview_at(page, "en-cache-4")
+        assert page.evaluate(SAME_AS_ITS_FILE, "en-cache-4") == [True, True]
+        assert page.evaluate("[window.kv.preview.usedAhead, window.kv.preview.splitAhead]") == [2, 1]
+        app.release()
+        page.context.close()
+
+
+SAMPLES_LAID_OUT = "document.querySelectorAll('.kv-fonts *').length"
+
+
+def test_a_press_holds_the_font_samples_until_its_click_is_answered(site, browser):
+    """A reader's click comes at the release of a press: while the button is down no text of the font
+    samples is laid out (askForFonts waits, so the release finds the main thread free of them), and once
+    the click is answered they go on to the end. At 4x, as on a phone: the samples take seconds."""
+    with serve(site) as url:
+        context = browser.new_context(viewport={"width": 360, "height": 740})
+        app = HeldApp(context)
+        page = throttled_page(context, 4)
+        page.goto(url + "index.html?lang=pt")
+        page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
+        box = page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "step"), exact=True).bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.wait_for_function("window.kv.preview.fontsWaited > 0")  # a text found the press, and waits
+        held = page.evaluate(SAMPLES_LAID_OUT)
+        page.evaluate(TWO_FRAMES)
+        assert page.evaluate(f"[{SAMPLES_LAID_OUT}, window.kv.preview.fontsAsked]") == [held, False]
+        page.mouse.up()
+        preview_at(page, "pt-cache-3")
+        page.wait_for_function("window.kv.preview.fontsAsked", timeout=30000)
+        assert page.evaluate(SAMPLES_LAID_OUT) > held
+        app.release()
+        context.close()
+
+
 def fonts_laid_out(page) -> set[tuple]:
     """Every font the preview's texts, its live region's and the font samples' are laid out in, as
     Chromium fetched it for them: (family, size, weight, style), the hidden and the unseen included

@@ -12,9 +12,10 @@ there that the first state does not; never drawn (hidden, inert, of no size). La
 first paint, they delayed it (4x: a median of 0.97 s against 0.61); laid out a group a frame after
 it, they made frames of 30-65 ms. So index.html carries them inert, in a <template>, and the loader
 lays them out after the first paint one text at a time, each in a task of its own that takes its
-turn with the page's others, in the order the page shows them (the live region's and the figure's top
-first; all of them 1.4-3.0 s after the first paint at 4x, docs/performance.md), and a click waits for
-one of them at most.
+turn with the page's others: first what a click on the first paint brings (the next step's, the other
+mode's: a click made at once finds its fonts asked for), then the rest, each in the order the page shows
+them (the live region's first; all of them 1.4-3.0 s after the first paint at 4x, docs/performance.md),
+and a click waits for one of them at most.
 """
 
 from __future__ import annotations
@@ -72,22 +73,22 @@ def _element(tag: str, cls: str | None, inner: str) -> str:
     return f"<{tag}{attrs}>{inner}</{tag}>"
 
 
-def samples(states: Iterable[str], first: str) -> str:
-    """The hidden element (`.kv-fonts`, styled in snapshot.css) that lays out every kind of text of
-    `states` with the characters it shows that `first` does not show there, in the order the page shows
-    them (the live region's first: it speaks at the first click); '' when there is nothing new."""
-    shown = texts(first)
-    shown.pop(LIVE_REGION, None)  # the live region is empty at the first paint
-    wanted: dict[tuple, set[str]] = {LIVE_REGION: set()}  # in the order the texts come
-    for doc in [first, *states]:
+def _wanted(docs: Iterable[str], shown: dict[tuple, set[str]]) -> dict[tuple, set[str]]:
+    """{chain: the characters `docs` show there that `shown` does not}, in the order they come (the
+    live region's first: it speaks at the first click)."""
+    wanted: dict[tuple, set[str]] = {LIVE_REGION: set()}
+    for doc in docs:
         for chain, chars in texts(doc).items():
             new = chars - shown.get(chain, set())
             if new - {" "}:
                 wanted.setdefault(chain, set()).update(new)
-    tree: dict = {}  # the chains as a tree, in their order: {(tag, class): [characters, {children}]}
+    return {chain: chars for chain, chars in wanted.items() if chars}
+
+
+def _tree(wanted: dict[tuple, set[str]]) -> str:
+    """The chains as nested elements, each with its characters, in their order."""
+    tree: dict = {}  # {(tag, class): [characters, {children}]}
     for chain, chars in wanted.items():
-        if not chars:
-            continue  # the live region's place kept first, but it says nothing new
         level = tree
         for i, node in enumerate(chain):
             level.setdefault(node, [set(), {}])
@@ -101,5 +102,19 @@ def samples(states: Iterable[str], first: str) -> str:
             for node, (chars, children) in level.items()
         )
 
-    inner = write(tree)
+    return write(tree)
+
+
+def samples(states: Iterable[str], first: str, soon: Iterable[str] = ()) -> str:
+    """The hidden element (`.kv-fonts`, styled in snapshot.css) that lays out every kind of text of
+    `states` with the characters it shows that `first` does not show there, in the order the page shows
+    them (the live region's first: it speaks at the first click); '' when there is nothing new. What the
+    `soon` states (one click from `first`) show comes before the rest: a click made at once finds its
+    fonts asked for (the loader lays the samples out in document order, a text at a time)."""
+    shown = texts(first)
+    shown.pop(LIVE_REGION, None)  # the live region is empty at the first paint
+    early = _wanted(soon, shown)
+    for chain, chars in early.items():
+        shown.setdefault(chain, set()).update(chars)  # asked for already: not again below
+    inner = _tree(early) + _tree(_wanted(states, shown))
     return f"<div class='kv-fonts' aria-hidden='true' inert>{inner}</div>" if inner else ""
