@@ -57,12 +57,13 @@ class HeldApp:
             route.continue_()
 
 
-def open_held(browser, url: str, init: str | None = None, width: int = 1280, height: int = 800):
+def open_held(browser, url: str, init: str | None = None, width: int = 1280, height: int = 800, throttle: float = 1):
     context = browser.new_context(viewport={"width": width, "height": height})
     if init:
         context.add_init_script(init)
     app = HeldApp(context)
-    page, _ = open_page(browser, url, context=context)
+    page = record_console(throttled_page(context, throttle))
+    page.goto(url)
     page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
     return page, app
 
@@ -488,11 +489,7 @@ def test_a_press_holds_the_font_samples_until_its_click_is_answered(site, browse
     samples is laid out (askForFonts waits, so the release finds the main thread free of them), and once
     the click is answered they go on to the end. At 4x, as on a phone: the samples take seconds."""
     with serve(site) as url:
-        context = browser.new_context(viewport={"width": 360, "height": 740})
-        app = HeldApp(context)
-        page = throttled_page(context, 4)
-        page.goto(url + "index.html?lang=pt")
-        page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
+        page, app = open_held(browser, url + "index.html?lang=pt", width=360, height=740, throttle=4)
         box = page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "step"), exact=True).bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         page.mouse.down()
@@ -505,7 +502,7 @@ def test_a_press_holds_the_font_samples_until_its_click_is_answered(site, browse
         page.wait_for_function("window.kv.preview.fontsAsked", timeout=30000)
         assert page.evaluate(SAMPLES_LAID_OUT) > held
         app.release()
-        context.close()
+        page.context.close()
 
 
 def fonts_laid_out(page) -> set[tuple]:
