@@ -572,3 +572,30 @@ def test_the_preview_asks_for_no_font_it_did_not_ask_for_after_its_first_paint(
         )
         assert box == [0, 0, "hidden", True], box
         page.context.close()
+
+
+BAR_JS = (
+    "[document.getElementById('kv-bar').style.transform,"
+    " document.getElementById('kv-meter').getAttribute('aria-valuenow')]"
+)
+
+
+def test_the_loading_bar_moves_in_steps_the_compositor_need_not_animate(site, browser):
+    """While Pyodide boots (seconds at 4x) the loading bar moves, and its value is said to assistive
+    technology, in steps: no animation runs on the page, so the compositor draws a frame when the bar
+    moves, not at every vsync beside the boot and the reader's clicks (a 0.12 s transition after each
+    step did that: docs/performance.md, twelfth session)."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html", throttle=4)
+        first, _ = page.evaluate(BAR_JS)
+        page.wait_for_function(f"{BAR_JS}[0] !== {first!r}")  # it moves
+        for _ in range(3):
+            transform, said = page.evaluate(BAR_JS)
+            scale = float(re.fullmatch(r"scaleX\(([0-9.]+)\)", transform).group(1))
+            assert 0 < scale <= 1 and said == str(round(scale * 100))
+            running = "document.getAnimations().map((a) => a.effect.target.id || a.effect.target.className)"
+            assert page.evaluate(running) == []
+            page.evaluate(TWO_FRAMES)
+        assert page.evaluate("document.body.dataset.ready") is None  # all of it while booting
+        app.release()
+        page.context.close()
