@@ -1317,8 +1317,8 @@
   }
 
   // The bar moves ten times a second, in steps a reader's eye follows (a transition between them kept
-  // the compositor drawing at every vsync of the boot: 0.12 s of the CPU a second, beside Pyodide's boot
-  // and the preview's clicks); each value is written only when it changed.
+  // the compositor drawing at every vsync of the boot: about 0.1 s of the CPU a second, beside Pyodide's
+  // boot and the preview's clicks; docs/performance.md); each value is written only when it changed.
   let shown = null;
   function tick() {
     const bar = $("kv-bar");
