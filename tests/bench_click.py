@@ -27,11 +27,16 @@ eleventh session were measured so).
 `--floor` times a third page in the same rounds: the site's Pyodide and NumPy booting in a worker (the
 bare yardstick of tests.bench_load) and an Avanzar that changes one text (tests/bench/floor.html): what
 a click costs on this machine, at this throttle, when the page does next to nothing with it.
+
+`--main-alone` puts each page's main thread on a core of its own and the browser's other threads on the
+others (`tests.browser.main_thread_alone`): the throttle makes the main thread spin, idle or not, and on
+2 cores that spin takes the compositor's, the raster's and the worker's core (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -47,6 +52,7 @@ from tests.browser import (  # noqa: E402
     add_site_arguments,
     alternating_rounds,
     centre_of,
+    main_thread_alone,
     throttled_page,
     wait_as_reader,
 )
@@ -129,11 +135,16 @@ def main() -> None:
     parser.add_argument(
         "--floor", action="store_true", help="also a page whose button changes one text, Pyodide booting"
     )
+    parser.add_argument(
+        "--main-alone",
+        action="store_true",
+        help="each page's main thread on a core of its own, the browser's other threads on the others (Linux)",
+    )
     args = parser.parse_args()
     if args.booting:
         args.clicks = 0
     size = (360, 740) if args.phone else (1280, 800)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, main_thread_alone() if args.main_alone else contextlib.nullcontext():
         more = {"floor": make_floor(args.site, Path(tmp) / "floor")} if args.floor else None
         pages = alternating_rounds(
             args,
@@ -153,7 +164,8 @@ def main() -> None:
     print(
         f"{args.throttle:g}x CPU, {size[0]} x {size[1]} px, {args.rounds} pages per site, Event Timing (ms, to 8 ms), "
         f"{'Pyodide booting' if args.booting else 'the live page held back'}, "
-        f"{f'each click held {args.press:g} ms' if args.press else 'press and release at once'}, medians:"
+        f"{f'each click held {args.press:g} ms' if args.press else 'press and release at once'}"
+        f"{', main thread on a core of its own' if args.main_alone else ''}, medians:"
     )
 
     def median(values, i):

@@ -26,11 +26,15 @@ Not a test: it prints numbers. In one run:
      event's own timestamp so a wait behind a running task counts), bytes the server sent by kind, the
      ratios the goals name, where the time goes (the performance marks of the page and its worker) and
      the machine's own speed (`python -m model.bench`, position 64), with the load average before and after.
+
+`--main-alone`: each page's main thread on a core of its own, the browser's other threads on the others
+(`tests.browser.main_thread_alone`; why, in tests/bench_click.py and docs/performance.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
@@ -46,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 import build  # noqa: E402
 from buildsupport.serve import IMMUTABLE  # noqa: E402
 from tests.bench_sites import FILES, make_bare, make_baseline  # noqa: E402
-from tests.browser import centre_of, chromium, throttled_page, wait_as_reader  # noqa: E402
+from tests.browser import centre_of, chromium, main_thread_alone, throttled_page, wait_as_reader  # noqa: E402
 from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
 
 SITES = ("site", "bare", "convert")
@@ -427,7 +431,8 @@ def report(res: dict, args, machine: dict) -> str:
     throttles = args.throttle
     parts = [
         f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
-        f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s",
+        f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s"
+        + ("; each page's main thread on a core of its own" if getattr(args, "main_alone", False) else ""),
         "",
         times_table(res, throttles, args.rounds),
         "",
@@ -455,6 +460,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="also write the raw results here")
     ap.add_argument("--keep", action="store_true", help="keep the built sites (path printed)")
     ap.add_argument("--compare", type=Path, help='an earlier build\'s dist/, measured as "before"')
+    ap.add_argument(
+        "--main-alone",
+        action="store_true",
+        help="each page's main thread on a core of its own, the browser's other threads on the others (Linux)",
+    )
     args = ap.parse_args(argv)
     if compiled_wheels_dir() is None:
         print("the compiled Pyodide wheels are not available (see tests/site_fixtures.py)", file=sys.stderr)
@@ -466,7 +476,8 @@ def main(argv=None) -> int:
         log: list = []
         servers = serve_sites(made, log)
         try:
-            res = measure(servers, log, args.rounds, args.throttle)
+            with main_thread_alone() if args.main_alone else contextlib.nullcontext():
+                res = measure(servers, log, args.rounds, args.throttle)
         finally:
             for server, _ in servers.values():
                 server.shutdown()

@@ -140,6 +140,99 @@ def throttled_page(context, throttle: float):
     return page
 
 
+def parent_of(pid: int) -> int:
+    """The parent of process `pid` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def chromium_threads(ours: dict[int, bool] | None = None) -> list[tuple[int, int, str]]:
+    """(process, thread, name) of every thread of the Chromium processes this process started (Linux's
+    /proc: Playwright's driver, its browser and the browser's children are our descendants). `ours`
+    keeps what was found of each process (one look at its ancestry), for a caller that asks often."""
+    ours = {} if ours is None else ours
+    me = os.getpid()
+    found = []
+    for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
+        if pid not in ours:
+            try:
+                chromium = os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "chromium"
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+            up = pid
+            while chromium and up > 1 and up != me:
+                up = parent_of(up)
+            ours[pid] = chromium and up == me
+        if not ours[pid]:
+            continue
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/comm", encoding="utf-8") as f:
+                    found.append((pid, int(tid), f.read().strip()))
+        except OSError:  # gone meanwhile
+            continue
+    return found
+
+
+def read_cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def main_thread_alone(every_s: float = 0.02):
+    """While open, each page's main thread of the Chromium this process started (and the DevTools
+    throttler's thread) runs on a core of its own, every other thread of that Chromium on the other cores
+    (Linux; at least 2 cores).
+
+    DevTools' CPU throttle slows a main thread by a signal every 200 us whose handler spins for (rate - 1)
+    times the time since the last one, whether the thread had work or not (Blink's ThreadCPUThrottler):
+    at 4x a page's main thread holds a core most of the time even when idle (a blank page: 0.55 of a core,
+    the throttler's thread 0.10 more, measured on this machine, docs/performance.md). A phone's main thread
+    is slow but does not take the compositor's, raster's and worker's cores; on 2 cores the spin does.
+    Here it spins on its own core, and what a benchmark times is the page's work, slowed, with the
+    machine's other cores for the rest. A thread new since the last look (every `every_s`) is moved then."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        raise RuntimeError("main_thread_alone needs 2 cores or more")
+    alone, others = {cores[0]}, set(cores[1:])
+    stop = threading.Event()
+    ours: dict[int, bool] = {}
+
+    def keep() -> None:
+        os.sched_setaffinity(0, others)  # this thread (Linux: 0 is the calling thread)
+        placed: set[tuple[int, int]] = set()
+        while not stop.is_set():
+            for pid, tid, name in chromium_threads(ours):
+                if (pid, tid) in placed:
+                    continue
+                renderer_main = tid == pid and "--type=renderer" in read_cmdline(pid)
+                try:
+                    os.sched_setaffinity(tid, alone if renderer_main or name == "CPUThrottlingTh" else others)
+                except OSError:  # gone meanwhile
+                    continue
+                if tid != pid or renderer_main:  # a zygote's child says it is a renderer a moment after its birth
+                    placed.add((pid, tid))
+            stop.wait(every_s)
+
+    keeper = threading.Thread(target=keep, daemon=True)
+    keeper.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        keeper.join()
+        for _, tid, _ in chromium_threads(ours):  # the browser as it was: every core
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(tid, cores)
+
+
 def add_site_arguments(parser, rounds: int = 5, throttle: float = 4) -> None:
     """The benchmarks' --site, --compare (an earlier build, measured in the same run), --rounds, --throttle."""
     parser.add_argument("--site", type=Path, default=ROOT / "dist")

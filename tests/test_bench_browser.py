@@ -1,0 +1,46 @@
+"""The benchmarks' own machinery, where it could measure something else than it says."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.browser import chromium_threads, main_thread_alone, read_cmdline, throttled_page, wait_as_reader
+
+
+def cores_of(tid: int) -> set[int]:
+    return set(os.sched_getaffinity(tid))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_main_thread_alone_gives_a_throttled_page_its_core_and_the_rest_the_others(browser):
+    """`--main-alone` (tests.bench_click, tests.bench_load): the page's main thread and the throttler's
+    thread on the first core, every other thread of the browser (the worker's, the compositor's, the
+    raster's, the other processes') on the others, and the browser as it was afterwards."""
+    cores = sorted(os.sched_getaffinity(0))
+    context = browser.new_context()
+    page = throttled_page(context, 4)
+    page.set_content("<p>a page</p>")
+    page.evaluate("window.w = new Worker(URL.createObjectURL(new Blob(['setInterval(() => {}, 5)']))), 1")
+    wait_as_reader(page, "true")
+
+    def placed() -> dict[str, set]:
+        """Each thread's cores, by where it should run: "alone" or "others"."""
+        out: dict[str, set] = {"alone": set(), "others": set()}
+        for pid, tid, name in chromium_threads():
+            main = tid == pid and "--type=renderer" in read_cmdline(pid)
+            out["alone" if main or name == "CPUThrottlingTh" else "others"].add(frozenset(cores_of(tid)))
+        return out
+
+    names = {name for _, _, name in chromium_threads()}
+    assert {"CPUThrottlingTh", "DedicatedWorker", "Compositor"} <= names  # throttled, its worker there
+    with main_thread_alone(every_s=0.005):
+        want = {"alone": {frozenset(cores[:1])}, "others": {frozenset(cores[1:])}}
+        for _ in range(100):  # the keeper looks every 5 ms, a syscall a thread: within a second
+            if placed() == want:
+                break
+            page.wait_for_timeout(10)
+        assert placed() == want
+    assert placed() == {"alone": {frozenset(cores)}, "others": {frozenset(cores)}}  # as it was
+    context.close()
