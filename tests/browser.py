@@ -152,11 +152,15 @@ def parent_of(pid: int) -> int:
 def chromium_threads(ours: dict[int, bool] | None = None) -> list[tuple[int, int, str]]:
     """(process, thread, name) of every thread of the Chromium processes this process started (Linux's
     /proc: Playwright's driver, its browser and the browser's children are our descendants). `ours`
-    keeps what was found of each process (one look at its ancestry), for a caller that asks often."""
+    keeps what was found of each process while it lives (one look at its ancestry), for a caller that
+    asks often."""
     ours = {} if ours is None else ours
     me = os.getpid()
     found = []
-    for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
+    present = list(map(int, filter(str.isdigit, os.listdir("/proc"))))
+    for gone in set(ours).difference(present):  # its number may be another process's later
+        del ours[gone]
+    for pid in present:
         if pid not in ours:
             try:
                 chromium = os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "chromium"
