@@ -320,7 +320,10 @@
       diff(olds[i++], news[j++], ops);
     }
     for (const node of olds.slice(i)) ops.push([node, () => node.remove()]);
-    for (const node of news.slice(j)) ops.push([old, () => old.appendChild(node)]);
+    // an appended node is drawn where the last child is (below it): a section's card that comes at the
+    // end of the figures is drawn with the changes out of sight when that end is
+    const last = old.lastElementChild || old;
+    for (const node of news.slice(j)) ops.push([last, () => old.appendChild(node)]);
   }
 
   // A preview is two parts (title, text and controls; the figures) with the progress card between them.
@@ -632,7 +635,8 @@
 
   function setPlayLabel(words) {
     const button = bar().querySelector("[data-kv=play]");
-    button.textContent = pv.playing ? words.pause_label : words.play_label;
+    const label = pv.playing ? words.pause_label : words.play_label;
+    if (button.textContent !== label) button.textContent = label; // the same words: nothing to lay out
   }
 
   function period() {

@@ -456,6 +456,39 @@ def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
         page.context.close()
 
 
+FIRST_FRAME_BELOW = """async () => {
+  const snap = document.getElementById('kv-snapshot');
+  window.__heads = 0;  // cards' heads added to the preview
+  const count = (records) => { for (const r of records) for (const n of r.addedNodes)
+    if (n.classList && n.classList.contains('cardhead')) window.__heads += 1; };
+  const seen = new MutationObserver(count);
+  seen.observe(snap, {childList: true, subtree: true});
+  const label = snap.querySelector('[data-kv=play]').firstChild;
+  snap.querySelector('[data-kv=step]').click();
+  await new Promise((r) => requestAnimationFrame(r));  // the answer's frame, before its paint
+  count(seen.takeRecords());
+  return {t: snap.querySelector('.bar-t').textContent.trim(), heads: window.__heads,
+          label: snap.querySelector('[data-kv=play]').firstChild === label};
+}"""
+
+
+def test_a_step_s_cards_far_below_wait_for_the_frame_after_the_answer(site, browser):
+    """The first step adds heads of the sections' cards at the end of the figures: on a laptop's screen
+    far below it, so the click's frame lays out what the reader sees without them (an appended node is
+    drawn where the parent's last child is); the play button's words, the same, are left as they are.
+    The next frame draws the rest: the page is the state's file."""
+    with serve(site) as url:
+        page, app = open_held(browser, url + "index.html?lang=es")
+        page.wait_for_function("window.kv.preview.foundAhead === 'es-cache-3'")
+        first = page.evaluate(FIRST_FRAME_BELOW)
+        assert first == {"t": "t = 3 / 64", "heads": 0, "label": True}, first
+        preview_at(page, "es-cache-3")
+        page.wait_for_function("window.__heads > 0")  # then, in the frame after
+        assert page.evaluate(SAME_AS_ITS_FILE, "es-cache-3") == [True, True]
+        app.release()
+        page.context.close()
+
+
 TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 
