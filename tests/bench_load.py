@@ -432,7 +432,7 @@ def report(res: dict, args, machine: dict) -> str:
     parts = [
         f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
         f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s"
-        + ("; each page's main thread on a core of its own" if getattr(args, "main_alone", False) else ""),
+        + ("; each page's main thread on a core of its own" if args.main_alone else ""),
         "",
         times_table(res, throttles, args.rounds),
         "",

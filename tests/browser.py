@@ -201,12 +201,14 @@ def main_thread_alone(every_s: float = 0.02):
     the throttler's thread 0.10 more, measured on this machine, docs/performance.md). A phone's main thread
     is slow but does not take the compositor's, raster's and worker's cores; on 2 cores the spin does.
     Here it spins on its own core, and what a benchmark times is the page's work, slowed, with the
-    machine's other cores for the rest. A thread new since the last look (every `every_s`) is moved then."""
+    machine's other cores for the rest. A thread new since the last look (every `every_s`) is moved then;
+    the Event yielded is set at the end of each look (a caller may clear it and wait for the next)."""
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2:
         raise RuntimeError("main_thread_alone needs 2 cores or more")
     alone, others = {cores[0]}, set(cores[1:])
     stop = threading.Event()
+    looked = threading.Event()
     ours: dict[int, bool] = {}
 
     def keep() -> None:
@@ -216,19 +218,21 @@ def main_thread_alone(every_s: float = 0.02):
             for pid, tid, name in chromium_threads(ours):
                 if (pid, tid) in placed:
                     continue
-                renderer_main = tid == pid and "--type=renderer" in read_cmdline(pid)
+                kind = read_cmdline(pid) if tid == pid else ""  # a process's main thread: which process
+                renderer_main = "--type=renderer" in kind
                 try:
                     os.sched_setaffinity(tid, alone if renderer_main or name == "CPUThrottlingTh" else others)
                 except OSError:  # gone meanwhile
                     continue
-                if tid != pid or renderer_main:  # a zygote's child says it is a renderer a moment after its birth
+                if "--type=zygote" not in kind:  # a zygote's child says it is a renderer a moment after its birth
                     placed.add((pid, tid))
+            looked.set()
             stop.wait(every_s)
 
     keeper = threading.Thread(target=keep, daemon=True)
     keeper.start()
     try:
-        yield
+        yield looked
     finally:
         stop.set()
         keeper.join()
