@@ -16,8 +16,8 @@ leave listeners on the page that every input would run, and a reader's page has 
 over `--rounds` fresh pages per site, the sites alternating.
 
 `--booting` lets the app's archive through: Pyodide boots and Python builds the app while the first click
-is answered, as in a reader's page and in tests.bench_load (which times that click by the page's own
-frames), and only that click is timed (the live page may take over after it).
+is answered, as in a reader's page and in tests.bench_load (which times that click by Event Timing too,
+with its probe on the page), and only that click is timed (the live page may take over after it).
 
 `--press MS` holds each click's button down MS ms, as a reader does: the click's time is then from the
 release (with none, Playwright sends the pointer's move, press and release at once, and the click's time
@@ -90,7 +90,7 @@ def one_page(
     if not booting:
         context.route("**/app.*.zip*", lambda route: None)  # held: the preview stays the page
     page = throttled_page(context, throttle)
-    page.goto(url + "index.html")
+    page.goto(url + "index.html", wait_until="commit")  # the reader does not wait for the load event
     wait_as_reader(page, CONTROLS_JS)  # not wait_for_function: its listeners would be timed with the clicks
     page.evaluate(OBSERVE_JS)
     times = [click(page, "[data-kv=step]", press)]  # at once

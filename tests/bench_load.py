@@ -17,13 +17,14 @@ Not a test: it prints numbers. In one run:
   3. prints the medians: first paint (the static site: its HTML snapshot has painted, the loader's
      kv-first-paint mark; the baseline: BokehJS has rendered its document), interactive (the live
      document linked; the bare page: NumPy imported), the first step after interactive (click to the
-     position text changed), the first answered click (the static site: a click on the preview's
+     position text changed), the first answered click (the static site: a real click on the preview's
      Avanzar as soon as it is painted and answers, ms from navigation to the frame that shows the step,
-     and from the click to that frame), the main thread's long tasks until interactive (the longest, and
-     their blocking time from the first paint as Lighthouse counts it, measured in the page), a reader
-     who goes on clicking (a third, cold visit: Avanzar every half second, 20 times, from the first
-     answered click: how many clicks the preview answered and each click's time to its frame, the
-     event's own timestamp so a wait behind a running task counts), bytes the server sent by kind, the
+     and from the click to that frame: the browser's Event Timing, `clicks_answered`), the main thread's
+     long tasks until interactive (the longest, and their blocking time from the first paint as
+     Lighthouse counts it, measured in the page), a reader who goes on clicking (a third, cold visit:
+     Avanzar every half second, 20 times, after the first answered click: how many clicks the preview
+     answered and each click's time to its frame, the event's own timestamp so a wait behind a running
+     task counts), bytes the server sent by kind, the
      ratios the goals name, where the time goes (the performance marks of the page and its worker) and
      the machine's own speed (`python -m model.bench`, position 64), with the load average before and after.
 
@@ -99,26 +100,57 @@ MARKS_JS = (
     "Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kv-'))"
     ".map((m) => [m.name, m.startTime]))"
 )
-# A click on the preview's Avanzar as soon as it is painted and its controls answer (static/loader.js
-# "kv-first-paint" and "kv-controls"); when the frame that shows its answer has been drawn (ms from
-# navigation, and from the click): the probe's frames[0] (tests/bench/probe.js: the end of the first
-# frame that finds the answer made). (Until 2026-12-03 this timed the start of the frame after it.)
-ANSWER_JS = """() => new Promise((resolve) => {
-  const button = document.querySelector('#kv-snapshot [data-kv=step]');
-  if (!button || !window.kv || !window.kv.preview) return resolve(null);
-  const clicked = performance.now();
-  button.click();
-  const check = () => {
-    const [drawn] = window.__probe.frames;
-    if (drawn !== undefined) resolve({drawn, latency: drawn - clicked});
-    else if (document.body.dataset.ready === 'true') resolve(null);
-    else requestAnimationFrame(check);
-  };
-  requestAnimationFrame(check);
-})"""
+UNDER = 16.0  # ms: the browser's least duration threshold for Event Timing (a shorter click is not reported)
+
+
+def clicks_answered(probe: dict) -> list[dict]:
+    """Each real click on the preview's Avanzar that the preview answered (tests/bench/probe.js): when the
+    frame that shows its answer was presented ("drawn", ms from navigation) and how long after the
+    click's input ("latency": from its pointerdown's own timestamp, so a wait behind a running task
+    counts). Timed by Event Timing (the measure behind INP) when the answer was made in the click's own
+    handling: the frame it times is the one that draws it (a click it does not report took under 16 ms:
+    counted as 16). Otherwise (the state was still on its way) by the probe's frames: the task the first
+    frame that finds the answer made posts, which runs after that frame's style, layout and paint but
+    also after the tasks queued before it (a fetch's response, a font's slice): an upper bound, which
+    until 2026-12-04 timed every click (docs/performance.md, "fourteenth session")."""
+    frames, events, out = probe.get("frames", []), probe.get("events", []), []
+    for n, c in enumerate(probe.get("clicks", [])):
+        if c["answer"] > len(frames):
+            continue  # the live page answered it
+        after = frames[c["answer"] - 1]
+        at = c.get("clickAt")
+        if c.get("inClick") and at is not None:
+            entry = next((e for e in events if abs(e[0] - at) < 0.5), None)
+            drawn, by = at + (entry[2] if entry else UNDER), "event timing"
+        else:
+            drawn, by = after, "probe"
+        out.append({"n": n, "drawn": drawn, "latency": drawn - c["at"], "by": by, "task_after": after - c["at"]})
+    return out
+
+
+# The first click: on the preview's Avanzar as soon as it is painted and its controls answer
+# (static/loader.js "kv-first-paint" and "kv-controls"), real input; done when the frame that draws its
+# answer has been drawn (the probe's frames) and Event Timing has reported it (or a second has passed).
+CLICKED_JS = (
+    "window.__probe.clicks.length > 0 && window.__probe.clicks[0].clickAt !== undefined && "
+    "(window.__probe.frames.length > 0 || document.body.dataset.ready === 'true')"
+)
+REPORTED_JS = (
+    "window.__probe.events.some((e) => Math.abs(e[0] - window.__probe.clicks[0].clickAt) < 0.5) || "
+    "!window.__probe.clicks[0].inClick"
+)
 CONTROLS_JS = (
     "['kv-controls', 'kv-first-paint'].every((m) => performance.getEntriesByName(m).length > 0) || "
     "(window.__probe && (window.__probe.ready !== undefined || window.__probe.error))"
+)
+# Where the reader clicks: the centre of the preview's Avanzar as soon as its controls answer (null: no
+# preview), found in the same look that finds them answering (a reader does not wait for another).
+BUTTON_JS = (
+    "(ms) => new Promise((resolve) => { const end = performance.now() + ms; const poll = () => {"
+    f" if ({CONTROLS_JS}) {{ const b = document.querySelector('#kv-snapshot [data-kv=step]');"
+    " if (!b || !window.kv || !window.kv.preview) return resolve(null);"
+    " const r = b.getBoundingClientRect(); resolve([r.x + r.width / 2, r.y + r.height / 2]); }"
+    " else if (performance.now() > end) resolve(false); else requestAnimationFrame(poll); }; poll(); })"
 )
 SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
 
@@ -145,25 +177,33 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
         "request",
         lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else external.append(r.url),
     )
-    page.goto(url)
-    answer = None
+    page.goto(url, wait_until="commit" if step else "load")  # the click does not wait for the load event
+    clicked = False
     if step:
-        wait_as_reader(page, CONTROLS_JS, TIMEOUT_MS)  # Playwright's own waits would add listeners to the clicks
-        answer = page.evaluate(ANSWER_JS)
-        if storming and answer is not None:
+        button = page.evaluate(BUTTON_JS, TIMEOUT_MS)  # not Playwright's waits: they add listeners to the clicks
+        if button is False:
+            raise TimeoutError(f"{url}: the preview's controls did not answer within {TIMEOUT_MS} ms")
+        if button:
+            page.mouse.click(*button)
+            wait_as_reader(page, CLICKED_JS, TIMEOUT_MS)
+            with contextlib.suppress(TimeoutError):
+                wait_as_reader(page, REPORTED_JS, 1000)
+            clicked = True
+        if storming and clicked:
             storm(page)
     wait_as_reader(
         page, "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", TIMEOUT_MS, every_ms=50
     )
     out = {**page.evaluate("window.__probe"), "marks": page.evaluate(MARKS_JS), "external": external}
-    if answer is not None:
-        out["answer"] = answer
     if "error" in out:
         raise RuntimeError(f"{url}: the page failed: {out['error']}")
-    if storming:
-        frames = out.get("frames", [])
-        out["storm"] = [frames[c["answer"] - 1] - c["at"] for c in out.get("clicks", []) if c["answer"] <= len(frames)]
-    elif step:
+    answered = clicks_answered(out)
+    if storming:  # the clicks after the first
+        out["storm"] = [c["latency"] for c in answered if c["n"] > 0]
+        out["storm_by"] = [c["by"] for c in answered if c["n"] > 0]
+    elif clicked and answered and answered[0]["n"] == 0:
+        out["answer"] = answered[0]
+    if step and not storming:
         out["step"] = page.evaluate((FILES / "first_step.js").read_text(encoding="utf-8"), STEP_LABEL)
     out["speed_ms"] = page.evaluate(SPEED_JS)  # the main thread's measured speed, throttled
     page.wait_for_load_state("networkidle")  # every response sent, so the server has logged it
@@ -193,7 +233,8 @@ def visit_both(browser, url: str, log: list, throttle: float, step: bool) -> tup
     if step:
         context = probed_context(browser)
         try:
-            cold["storm"] = visit(context, url, log, throttle, True, storming=True).get("storm")
+            stormy = visit(context, url, log, throttle, True, storming=True)
+            cold["storm"], cold["storm_by"] = stormy.get("storm"), stormy.get("storm_by")
         finally:
             context.close()
     return cold, warm

@@ -13,7 +13,8 @@
   // the storm visit): each click's input time (the event's own timestamp, so a wait behind a running
   // task counts) and which answer it waits for; frames[k]: when the frame that drew the loader's k-th
   // answer (static/loader.js kv.answers) was done (the first frame whose animation callbacks find it
-  // made draws it; a task posted from them runs after that frame's style, layout and paint).
+  // made draws it; a task posted from them runs after that frame's style, layout and paint, and after
+  // the tasks already queued: an upper bound, for the clicks Event Timing cannot time, below).
   window.__probe.clicks = [];
   window.__probe.frames = [];
   addEventListener("pointerdown", (e) => {
@@ -21,8 +22,34 @@
     const button = e.target.closest && e.target.closest("#kv-snapshot [data-kv=step]");
     if (button && kv && kv.preview && !kv.preview.done) {
       window.__probe.clicks.push({ at: e.timeStamp, answer: kv.preview.log.length + 1 }); // its go()'s
+      if (!framing) { framing = true; requestAnimationFrame(frames); }
     }
   }, true);
+  // Each of those clicks timed by the browser's own Event Timing (the measure behind INP): the click
+  // event's entry, [startTime (the event's timeStamp), processingEnd, duration (to the presentation of
+  // the next frame after its handlers, to 8 ms)]; and, heard last (the window, bubbling: the page's
+  // handler and its promise jobs have run), whether the click's answer was made in its own handling, so
+  // that the frame Event Timing times is the frame that draws it.
+  window.__probe.events = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.name === "click") window.__probe.events.push([e.startTime, e.processingEnd, e.duration]);
+      }
+    }).observe({ type: "event", durationThreshold: 16, buffered: true });
+  } catch (e) { /* no Event Timing: the frames below time every click */ }
+  addEventListener("click", (e) => {
+    const c = window.__probe.clicks[window.__probe.clicks.length - 1];
+    if (!e.isTrusted || !c || c.clickAt !== undefined) return;
+    c.clickAt = e.timeStamp;
+    c.inClick = ((window.kv && window.kv.answers) || []).length >= c.answer;
+    const pv = window.kv && window.kv.preview; // were its changes found ahead, and which are in sight?
+    if (pv) [c.usedAhead, c.splitAhead] = [pv.usedAhead, pv.splitAhead];
+  });
+  // The frames are looked at only while a click waits for its answer's (a look each frame, and a timer
+  // every 10 ms until the first paint, are work on a throttled main thread that a reader's page does
+  // not have: the clicks' times were longer for them).
+  let framing = false;
   const frames = () => {
     const p = window.__probe;
     const answered = ((window.kv && window.kv.answers) || []).length;
@@ -31,9 +58,18 @@
       channel.port1.onmessage = () => { while (p.frames.length < answered) p.frames.push(performance.now()); };
       channel.port2.postMessage(0);
     }
-    if (p.ready === undefined && p.error === undefined) requestAnimationFrame(frames);
+    const last = p.clicks[p.clicks.length - 1];
+    framing = last !== undefined && answered < last.answer && p.ready === undefined && p.error === undefined;
+    if (framing) requestAnimationFrame(frames);
   };
-  requestAnimationFrame(frames);
+  // The first paint: polled (the panel convert baseline has no mark: BokehJS has rendered its document);
+  // then interactive and a failure from the body's attributes, when they change.
+  const settled = () => {
+    const p = window.__probe;
+    const b = document.body;
+    if (p.ready === undefined && (b.dataset.ready === "true" || b.dataset.baseline === "rendered")) p.ready = performance.now();
+    if (b.dataset.error !== undefined && p.error === undefined) p.error = b.dataset.error;
+  };
   const tick = () => {
     const p = window.__probe;
     const B = window.Bokeh;
@@ -43,11 +79,10 @@
       requestAnimationFrame(() => { if (p.fp === undefined) p.fp = performance.now(); });
     }
     const b = document.body;
-    if (p.ready === undefined && b && (b.dataset.ready === "true" || b.dataset.baseline === "rendered")) {
-      p.ready = performance.now();
-    }
-    if (b && b.dataset.error !== undefined) p.error = b.dataset.error;
-    if (p.ready === undefined && p.error === undefined) setTimeout(tick, 10);
+    if (b) settled();
+    if (p.fp !== undefined && b) {
+      new MutationObserver(settled).observe(b, { attributes: true, attributeFilter: ["data-ready", "data-baseline", "data-error"] });
+    } else if (p.ready === undefined && p.error === undefined) setTimeout(tick, 10);
   };
   tick();
 })();
