@@ -158,7 +158,7 @@ def test_phone_width_and_language_switch(browser, app_url):
     assert width <= 360 + 1, f"horizontal scroll at 360 px: {width}"
     assert open_all_sections(page) == 2 + len(SECTIONS)  # the settings, the data table and every section, built
     page.get_by_role("button", name="English").click()
-    page.get_by_role("button", name="Step").wait_for()
+    page.get_by_role("button", name="Step", exact=True).wait_for()  # not "Step the batch" of an open section
     for name in ("Measure in my browser", "Step the batch", "Next phase"):  # the sections relabelled too
         page.get_by_role("button", name=name, exact=True).wait_for()
     shot(page, where(app_url) + "app-en-phone")
