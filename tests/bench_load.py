@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 import build  # noqa: E402
 from buildsupport.serve import IMMUTABLE  # noqa: E402
+from tests.bench_click import UNDER  # noqa: E402
 from tests.bench_sites import FILES, make_bare, make_baseline  # noqa: E402
 from tests.browser import centre_of, chromium, main_thread_alone, throttled_page, wait_as_reader  # noqa: E402
 from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
@@ -100,7 +101,6 @@ MARKS_JS = (
     "Object.fromEntries(performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kv-'))"
     ".map((m) => [m.name, m.startTime]))"
 )
-UNDER = 16.0  # ms: the browser's least duration threshold for Event Timing (a shorter click is not reported)
 
 
 def clicks_answered(probe: dict) -> list[dict]:
@@ -146,11 +146,9 @@ CONTROLS_JS = (
 # Where the reader clicks: the centre of the preview's Avanzar as soon as its controls answer (null: no
 # preview), found in the same look that finds them answering (a reader does not wait for another).
 BUTTON_JS = (
-    "(ms) => new Promise((resolve) => { const end = performance.now() + ms; const poll = () => {"
-    f" if ({CONTROLS_JS}) {{ const b = document.querySelector('#kv-snapshot [data-kv=step]');"
-    " if (!b || !window.kv || !window.kv.preview) return resolve(null);"
-    " const r = b.getBoundingClientRect(); resolve([r.x + r.width / 2, r.y + r.height / 2]); }"
-    " else if (performance.now() > end) resolve(false); else requestAnimationFrame(poll); }; poll(); })"
+    "(() => { const b = document.querySelector('#kv-snapshot [data-kv=step]');"
+    " if (!b || !window.kv || !window.kv.preview) return null;"
+    " const r = b.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
 )
 SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
 
@@ -180,9 +178,8 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
     page.goto(url, wait_until="commit" if step else "load")  # the click does not wait for the load event
     clicked = False
     if step:
-        button = page.evaluate(BUTTON_JS, TIMEOUT_MS)  # not Playwright's waits: they add listeners to the clicks
-        if button is False:
-            raise TimeoutError(f"{url}: the preview's controls did not answer within {TIMEOUT_MS} ms")
+        # not Playwright's waits: they add listeners to the clicks
+        button = wait_as_reader(page, CONTROLS_JS, TIMEOUT_MS, result=BUTTON_JS)
         if button:
             page.mouse.click(*button)
             wait_as_reader(page, CLICKED_JS, TIMEOUT_MS)

@@ -254,6 +254,9 @@ def alternating_rounds(args, visit, more: dict[str, Path] | None = None) -> dict
     sites alternating round by round (so the machine's mood is shared): {"site": [...], "before": [...]},
     one result a round."""
     sites = {"site": args.site} | ({"before": args.compare} if args.compare else {}) | (more or {})
+    for name, site in sites.items():
+        if not (Path(site) / "index.html").is_file():
+            raise SystemExit(f"{site}: no built site (index.html) for {name!r}; build one: uv run build.py")
     results: dict[str, list] = {name: [] for name in sites}
     with contextlib.ExitStack() as stack:
         urls = {name: stack.enter_context(serve(site)) for name, site in sites.items()}
@@ -264,23 +267,24 @@ def alternating_rounds(args, visit, more: dict[str, Path] | None = None) -> dict
     return results
 
 
-def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int | None = None) -> None:
+def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int | None = None, result: str = "true"):
     """Wait until the JavaScript expression `condition` holds, polled by the page once a frame (or every
-    `every_ms`).
+    `every_ms`); the value of the expression `result` in the look that found it holding.
 
     For benchmarks that time a reader's input. Playwright's `wait_for_function` (and its locators) leave
     its hit-target listeners on the page's window, capture and not passive, for every mouse, pointer and
     touch event; with the CPU throttled 4x they add milliseconds to each input before the page's own
     handlers run, which a reader's browser does not have. This wait goes through `evaluate` only."""
     again = f"setTimeout(poll, {every_ms})" if every_ms else "requestAnimationFrame(poll)"
-    met = page.evaluate(
+    met, value = page.evaluate(
         "(ms) => new Promise((resolve) => { const end = performance.now() + ms; const poll = () => {"
-        f" if ({condition}) resolve(true); else if (performance.now() > end) resolve(false);"
+        f" if ({condition}) resolve([true, {result}]); else if (performance.now() > end) resolve([false, null]);"
         f" else {again}; }}; poll(); }})",
         timeout_ms,
     )
     if not met:
         raise TimeoutError(f"not met within {timeout_ms} ms: {condition}")
+    return value
 
 
 def centre_of(page, selector: str) -> tuple[float, float]:

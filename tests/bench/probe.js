@@ -43,8 +43,6 @@
     if (!e.isTrusted || !c || c.clickAt !== undefined) return;
     c.clickAt = e.timeStamp;
     c.inClick = ((window.kv && window.kv.answers) || []).length >= c.answer;
-    const pv = window.kv && window.kv.preview; // were its changes found ahead, and which are in sight?
-    if (pv) [c.usedAhead, c.splitAhead] = [pv.usedAhead, pv.splitAhead];
   });
   // The frames are looked at only while a click waits for its answer's (a look each frame, and a timer
   // every 10 ms until the first paint, are work on a throttled main thread that a reader's page does
