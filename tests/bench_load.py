@@ -19,7 +19,8 @@ Not a test: it prints numbers. In one run:
      document linked; the bare page: NumPy imported), the first step after interactive (click to the
      position text changed), the first answered click (the static site: a real click on the preview's
      Avanzar as soon as it is painted and answers, ms from navigation to the frame that shows the step,
-     and from the click to that frame: the browser's Event Timing, `clicks_answered`), the main thread's
+     and from the click to that frame: the browser's Event Timing, `clicks_answered`; and when the click
+     came after the controls answered: sooner than a reader, who sees the button and then reacts), the main thread's
      long tasks until interactive (the longest, and their blocking time from the first paint as
      Lighthouse counts it, measured in the page), a reader who goes on clicking (a third, cold visit:
      Avanzar every half second, 20 times, after the first answered click: how many clicks the preview
@@ -27,6 +28,9 @@ Not a test: it prints numbers. In one run:
      task counts), bytes the server sent by kind, the
      ratios the goals name, where the time goes (the performance marks of the page and its worker) and
      the machine's own speed (`python -m model.bench`, position 64), with the load average before and after.
+
+`--phone`: every page on a phone's screen, 360 x 740 px (the house's phone reader is that screen with the
+CPU throttled 4x); else a laptop's, 1280 x 800.
 
 `--main-alone`: each page's main thread on a core of its own, the browser's other threads on the others
 (`tests.browser.main_thread_alone`; why, in tests/bench_click.py and docs/performance.md).
@@ -199,7 +203,11 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
         out["storm"] = [c["latency"] for c in answered if c["n"] > 0]
         out["storm_by"] = [c["by"] for c in answered if c["n"] > 0]
     elif clicked and answered and answered[0]["n"] == 0:
-        out["answer"] = answered[0]
+        controls = out["marks"].get("kv-controls")  # when the click came (a reader's comes later: it reacts)
+        out["answer"] = {
+            **answered[0],
+            "after_controls": None if controls is None else out["clicks"][0]["at"] - controls,
+        }
     if step and not storming:
         out["step"] = page.evaluate((FILES / "first_step.js").read_text(encoding="utf-8"), STEP_LABEL)
     out["speed_ms"] = page.evaluate(SPEED_JS)  # the main thread's measured speed, throttled
@@ -211,24 +219,27 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
     return out
 
 
-def probed_context(browser):
-    """A new browser context (an empty cache) whose pages run the probe first."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+LAPTOP, PHONE = (1280, 800), (360, 740)  # the screens (--phone: the house's phone reader, 360 px wide)
+
+
+def probed_context(browser, size: tuple = LAPTOP):
+    """A new browser context (an empty cache, a screen of `size`) whose pages run the probe first."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     context.add_init_script(path=str(FILES / "probe.js"))
     return context
 
 
-def visit_both(browser, url: str, log: list, throttle: float, step: bool) -> tuple[dict, dict]:
+def visit_both(browser, url: str, log: list, throttle: float, step: bool, size: tuple = LAPTOP) -> tuple[dict, dict]:
     """A cold visit (empty cache, then the first step) and a warm one in the same context; where the
     preview answers clicks (`step`), a third, cold, in which the reader goes on clicking while the
     page loads (its clicks' answers: the cold visit's "storm")."""
-    context = probed_context(browser)
+    context = probed_context(browser, size)
     try:
         cold, warm = visit(context, url, log, throttle, step), visit(context, url, log, throttle, False)
     finally:
         context.close()
     if step:
-        context = probed_context(browser)
+        context = probed_context(browser, size)
         try:
             stormy = visit(context, url, log, throttle, True, storming=True)
             cold["storm"], cold["storm_by"] = stormy.get("storm"), stormy.get("storm_by")
@@ -277,18 +288,20 @@ def one_line(name: str, throttle: float, r: int, cold: dict, warm: dict) -> str:
     )
 
 
-def measure(servers: dict, log: list, rounds: int, throttles) -> dict:
+def measure(servers: dict, log: list, rounds: int, throttles, size: tuple = LAPTOP) -> dict:
     """Every round, throttle and site, interleaved (load on the machine spreads over all); `log`
     receives every response the servers send."""
     res = {t: {name: {"cold": [], "warm": []} for name in servers} for t in throttles}
     with chromium() as browser:
-        warmup = probed_context(browser)  # the first page of a fresh browser is slower for anyone
+        warmup = probed_context(browser, size)  # the first page of a fresh browser is slower for anyone
         visit(warmup, servers["site"][1] if "site" in servers else next(iter(servers.values()))[1], [], 1, False)
         warmup.close()
         for r in range(rounds):
             for throttle in throttles:
                 for name, (_, url) in servers.items():
-                    cold, warm = visit_both(browser, url, log, throttle, step=name in ("site", "before", "convert"))
+                    cold, warm = visit_both(
+                        browser, url, log, throttle, step=name in ("site", "before", "convert"), size=size
+                    )
                     res[throttle][name]["cold"].append(cold)
                     res[throttle][name]["warm"].append(warm)
                     print(one_line(name, throttle, r, cold, warm), flush=True)
@@ -367,6 +380,10 @@ def times_table(res: dict, throttles, rounds: int) -> str:
             "cold: that click to its frame",
             lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("latency"))),
         ),
+        (
+            "cold: that click, after the controls answered",
+            lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("after_controls"))),
+        ),
         ("cold: longest main-thread task, to interactive", lambda r: fmt_ms(cold_median(r, longest_task))),
         ("cold: blocking time, first paint to interactive", lambda r: fmt_ms(cold_median(r, blocking_time))),
         ("storm: clicks answered by the preview", lambda r: storm_cell(r, lambda s: f"{len(s)} of {STORM_CLICKS}")),
@@ -427,7 +444,7 @@ def ratio(a, b) -> float | None:
 
 
 def goals(res: dict, throttles, name: str = "site") -> list[str]:
-    """Each goal of issue 12 with the measured value for site `name`, met or missed."""
+    """Each goal of issues 12 and 21 with the measured value for site `name`, met or missed."""
 
     def ready(t, n):
         return cold_median(res[t][n], lambda v: v["ready"]) if n in res[t] else None
@@ -456,6 +473,11 @@ def goals(res: dict, throttles, name: str = "site") -> list[str]:
                 step is not None and step < limit,
             )
         )
+        answered = cold_median(site, lambda v: v.get("answer", {}).get("drawn"))
+        latency = cold_median(site, lambda v: v.get("answer", {}).get("latency"))
+        if t >= 4 and answered is not None:  # issue 21: the first click, made at once on the first paint
+            out.append(line(f"first answered click at {t:g}x within 1.5 s", fmt_s(answered), answered <= 1500))
+            out.append(line(f"that click to its frame at {t:g}x within 100 ms", fmt_ms(latency), latency <= 100))
     site = next((res[t][name] for t in throttles if name in res[t]), None)
     if site is not None:
         cold = cold_median(site, lambda v: sum(v["bytes"].values()))
@@ -469,7 +491,8 @@ def report(res: dict, args, machine: dict) -> str:
     throttles = args.throttle
     parts = [
         f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
-        f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s"
+        f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s; "
+        + ("a phone's screen, 360 x 740 px" if args.phone else "a laptop's screen, 1280 x 800 px")
         + ("; each page's main thread on a core of its own" if args.main_alone else ""),
         "",
         times_table(res, throttles, args.rounds),
@@ -479,7 +502,7 @@ def report(res: dict, args, machine: dict) -> str:
     ]
     for name in ("before", "site"):
         if any(name in res[t] for t in throttles):
-            parts += [f"Goals (issue 12), {LABELS[name]}:", *goals(res, throttles, name), ""]
+            parts += [f"Goals (issues 12 and 21), {LABELS[name]}:", *goals(res, throttles, name), ""]
     external = sorted(
         {u for t in throttles for s in res[t].values() for v in s["cold"] + s["warm"] for u in v["external"]}
     )
@@ -498,6 +521,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="also write the raw results here")
     ap.add_argument("--keep", action="store_true", help="keep the built sites (path printed)")
     ap.add_argument("--compare", type=Path, help='an earlier build\'s dist/, measured as "before"')
+    ap.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
     ap.add_argument(
         "--main-alone",
         action="store_true",
@@ -515,7 +539,7 @@ def main(argv=None) -> int:
         servers = serve_sites(made, log)
         try:
             with main_thread_alone() if args.main_alone else contextlib.nullcontext():
-                res = measure(servers, log, args.rounds, args.throttle)
+                res = measure(servers, log, args.rounds, args.throttle, PHONE if args.phone else LAPTOP)
         finally:
             for server, _ in servers.values():
                 server.shutdown()

@@ -1,0 +1,59 @@
+"""The load benchmark's reading of its own records (tests/bench_load.py): which clicks it times, by what,
+and the goals it says are met or missed. Records shaped as tests/bench/probe.js leaves them."""
+
+from tests.bench_load import clicks_answered, goals
+
+
+def probe(clicks, frames, events):
+    return {"clicks": clicks, "frames": frames, "events": events}
+
+
+def test_a_click_answered_in_its_own_handling_is_timed_by_event_timing():
+    clicks = [{"at": 1000.0, "answer": 1, "clickAt": 1000.25, "inClick": True}]
+    (got,) = clicks_answered(probe(clicks, [1150.0], [[1000.25, 1030.0, 88]]))
+    assert got == {"n": 0, "drawn": 1088.25, "latency": 88.25, "by": "event timing", "task_after": 150.0}
+
+
+def test_a_click_event_timing_did_not_report_took_under_its_threshold():
+    (got,) = clicks_answered(probe([{"at": 500.0, "answer": 1, "clickAt": 500.0, "inClick": True}], [560.0], []))
+    assert (got["latency"], got["by"]) == (16.0, "event timing")
+
+
+def test_a_click_whose_state_was_on_its_way_is_timed_by_the_probe_s_frame():
+    (got,) = clicks_answered(
+        probe([{"at": 500.0, "answer": 1, "clickAt": 500.0, "inClick": False}], [730.0], [[500.0, 510.0, 24]])
+    )
+    assert (got["drawn"], got["latency"], got["by"]) == (730.0, 230.0, "probe")
+
+
+def test_a_click_the_live_page_answered_is_not_the_preview_s():
+    assert clicks_answered(probe([{"at": 500.0, "answer": 2, "clickAt": 500.0, "inClick": True}], [400.0], [])) == []
+
+
+def visit(fp, ready, answer=None, step=50.0, mb=9.9, warm_mb=0.0):
+    cold = {"fp": fp, "ready": ready, "step": {"changed": step}, "bytes": {"page": mb * 1e6}}
+    if answer is not None:
+        cold["answer"] = {"drawn": answer[0], "latency": answer[1]}
+    return cold, {"ready": ready, "bytes": {"page": warm_mb * 1e6}}
+
+
+def results(*visits):
+    return {"cold": [c for c, _ in visits], "warm": [w for _, w in visits]}
+
+
+def test_the_first_click_s_goals_are_read_from_the_medians_at_4x():
+    site = results(visit(700, 7000, (900, 80)), visit(720, 7100, (1400, 96)), visit(800, 7300, (1700, 140)))
+    lines = goals({4.0: {"site": site}}, [4.0])
+    assert "- first answered click at 4x within 1.5 s: 1.40 s — met" in lines
+    assert "- that click to its frame at 4x within 100 ms: 96 ms — met" in lines
+    slower = results(visit(700, 7000, (900, 104)), visit(720, 7100, (1600, 120)), visit(800, 7300, (1700, 90)))
+    lines = goals({4.0: {"site": slower}}, [4.0])
+    assert "- first answered click at 4x within 1.5 s: 1.60 s — MISSED" in lines
+    assert "- that click to its frame at 4x within 100 ms: 104 ms — MISSED" in lines
+
+
+def test_no_first_click_goal_where_no_click_was_answered_or_at_full_speed():
+    site = results(visit(300, 5000, (600, 40)), visit(310, 5100, (620, 48)))
+    assert not [g for g in goals({1.0: {"site": site}}, [1.0]) if "click" in g]
+    site = results(visit(700, 7000), visit(720, 7100))
+    assert not [g for g in goals({4.0: {"site": site}}, [4.0]) if "click" in g]
