@@ -51,8 +51,11 @@ sys.path.insert(0, str(ROOT))
 
 from tests.bench_sites import FILES, bare_config, make_bare  # noqa: E402
 from tests.browser import (  # noqa: E402
+    LAPTOP,
+    PHONE,
     add_site_arguments,
     alternating_rounds,
+    centre_js,
     centre_of,
     main_thread_alone,
     throttled_page,
@@ -66,10 +69,6 @@ OBSERVE_JS = """window.__clicks = [];
   .observe({type: 'event', durationThreshold: 16, buffered: true});"""
 CONTROLS_JS = "['kv-controls', 'kv-first-paint'].every((m) => performance.getEntriesByName(m).length > 0)"
 ANSWERS_JS = "(window.kv.answers || []).length"
-BUTTON_JS = (  # the centre of the preview's Avanzar
-    "(() => { const r = document.querySelector('#kv-snapshot [data-kv=step]').getBoundingClientRect();"
-    " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
-)
 UNDER = 16.0  # ms: the browser's least duration threshold for Event Timing
 
 
@@ -105,7 +104,7 @@ def one_page(
     page = throttled_page(context, throttle)
     page.goto(url + "index.html", wait_until="commit")  # the reader does not wait for the load event
     # not wait_for_function: its listeners would be timed with the clicks
-    at = wait_as_reader(page, CONTROLS_JS, result=BUTTON_JS)
+    at = wait_as_reader(page, CONTROLS_JS, result=centre_js("#kv-snapshot [data-kv=step]"))
     times = [click(page, "[data-kv=step]", press, at)]  # at once, as tests.bench_load's first click
     for _ in range(clicks):
         times.append(click(page, "[data-kv=reset]", press))
@@ -156,7 +155,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.booting:
         args.clicks = 0
-    size = (360, 740) if args.phone else (1280, 800)
+    size = PHONE if args.phone else LAPTOP
     with tempfile.TemporaryDirectory() as tmp, main_thread_alone() if args.main_alone else contextlib.nullcontext():
         more = {"floor": make_floor(args.site, Path(tmp) / "floor")} if args.floor else None
         pages = alternating_rounds(

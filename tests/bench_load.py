@@ -56,7 +56,16 @@ import build  # noqa: E402
 from buildsupport.serve import IMMUTABLE  # noqa: E402
 from tests.bench_click import UNDER  # noqa: E402
 from tests.bench_sites import FILES, make_bare, make_baseline  # noqa: E402
-from tests.browser import centre_of, chromium, main_thread_alone, throttled_page, wait_as_reader  # noqa: E402
+from tests.browser import (  # noqa: E402
+    LAPTOP,
+    PHONE,
+    centre_js,
+    centre_of,
+    chromium,
+    main_thread_alone,
+    throttled_page,
+    wait_as_reader,
+)
 from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
 
 SITES = ("site", "bare", "convert")
@@ -149,11 +158,7 @@ CONTROLS_JS = (
 )
 # Where the reader clicks: the centre of the preview's Avanzar as soon as its controls answer (null: no
 # preview), found in the same look that finds them answering (a reader does not wait for another).
-BUTTON_JS = (
-    "(() => { const b = document.querySelector('#kv-snapshot [data-kv=step]');"
-    " if (!b || !window.kv || !window.kv.preview) return null;"
-    " const r = b.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
-)
+BUTTON_JS = f"(window.kv && window.kv.preview ? {centre_js('#kv-snapshot [data-kv=step]')} : null)"
 SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 2e7; i++) x += Math.sqrt(i); return performance.now() - t; }"
 
 
@@ -217,9 +222,6 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
         out["bytes"][kind_of(path)] += n
     page.close()
     return out
-
-
-LAPTOP, PHONE = (1280, 800), (360, 740)  # the screens (--phone: the house's phone reader, 360 px wide)
 
 
 def probed_context(browser, size: tuple = LAPTOP):

@@ -14,6 +14,7 @@ Chromium is Debian's (/usr/bin/chromium, or $CHROMIUM); Python Playwright drives
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -287,16 +288,23 @@ def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int 
     return value
 
 
+# the benchmarks' screens: a laptop's, and the house's phone reader's (360 px wide)
+LAPTOP, PHONE = (1280, 800), (360, 740)
+
+
+def centre_js(selector: str) -> str:
+    """A JavaScript expression: the centre [x, y] of the first element that matches `selector`, in page
+    pixels (null if none), for `evaluate` or `wait_as_reader(result=...)`."""
+    return (
+        f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+        " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+    )
+
+
 def centre_of(page, selector: str) -> tuple[float, float]:
     """The centre of the first element that matches `selector`, in page pixels (through `evaluate`, so
     that no Playwright listener is left on the page: see `wait_as_reader`)."""
-    return tuple(
-        page.evaluate(
-            "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
-            " return [r.x + r.width / 2, r.y + r.height / 2]; }",
-            selector,
-        )
-    )
+    return tuple(page.evaluate(centre_js(selector)))
 
 
 def is_local(url: str) -> bool:
