@@ -45,11 +45,15 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.relabel()
         # The figure in a column of its own: the control bar sticks to the screen's top while the figure
         # is in view, and goes with it (app/style/bar.css). The error of the step past the window shows
-        # under the bars, and says so on the bar's line: nothing above the bars moves.
+        # under the bars, and says so on the bar's line: nothing above the bars moves. The bar comes
+        # before the text it writes: the text takes a line more every few steps, and under the buttons it
+        # moves none of them (over them, on a phone's 360 px, it took Avanzar 230 px down the screen over
+        # the window, away from a finger tapping where it was). The preview has the same order
+        # (app/figure/snapshot.py).
         self.figure = pn.Column(
-            self.text,
             self.controls,
             self.controls.more,
+            self.text,
             self.grid,
             self.reads,
             self.bars,

@@ -326,8 +326,8 @@
     for (const node of news.slice(j)) ops.push([last, () => old.appendChild(node)]);
   }
 
-  // A preview is two parts (title, text and controls; the figures) with the progress card between them.
-  // The figures and the title and text become the new state's; the controls stay the same buttons (a
+  // A preview is two parts (title, controls and text; the figures) with the progress card between them.
+  // The figures and the title and text (two pictures) become the new state's; the controls stay the same buttons (a
   // reader's focus stays on them, the speed keeps the URL's), their state copied from the new one.
   function parseState(html) {
     const [top, bottom] = html.split(cfg.progressMarker);
@@ -346,7 +346,8 @@
       return [[null, () => parts[0].replaceWith(fresh)], [null, () => parts[1].replaceWith(figures)]];
     }
     const ops = [];
-    diff(parts[0].querySelector(".kv-picture"), fresh.querySelector(".kv-picture"), ops);
+    const pictures = fresh.querySelectorAll(".kv-picture");
+    parts[0].querySelectorAll(".kv-picture").forEach((picture, i) => diff(picture, pictures[i], ops));
     diff(parts[1], figures, ops);
     ops.push([bar, () => {
       bar.dataset.says = next.dataset.says;

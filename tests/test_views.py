@@ -124,11 +124,13 @@ def test_html_snapshot_draws_the_state():
     assert "t = 10 / 64" in html and "<script" not in html
     top, bottom = html.split(PROGRESS)  # the loading progress goes between them
     assert "Step" in top and "K, layer 1" in bottom and "aria-hidden='true'" in bottom.split(">")[0]
-    # the title and text a picture for the eyes; the controls real buttons (static/loader.js answers them)
+    # the title and text pictures for the eyes; the controls real buttons (static/loader.js answers them),
+    # between them: the text grows under the buttons, as in the live page
     assert (
-        "<div class='kv-picture' aria-hidden='true'>" in top
+        top.count("<div class='kv-picture' aria-hidden='true'>") == 2
         and "aria-hidden" not in top.split("<div class='kv-snap'")[1][:40]
     )
+    assert top.index("<h1>") < top.index("data-kv='step'") < top.index("class='tpos'")
     buttons = re.findall(r"<button type='button'[^>]*data-kv='(\w+)'", top)
     assert buttons == ["step", "play", "mode", "mode", "reset", "back"], buttons
     says = json.loads(html_module.unescape(re.search(r'data-says="([^"]*)"', top).group(1)))

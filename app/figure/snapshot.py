@@ -264,7 +264,7 @@ def says(view) -> dict[str, str]:
 
 def render(view, grid_url: str = GRID_URL) -> str:
     """The page's current state (app/page.py's Explorable) as HTML: two <div class='kv-snap'>, the title,
-    text and controls, then the figures, with PROGRESS between them, where the page's loader puts its
+    controls and text, then the figures, with PROGRESS between them, where the page's loader puts its
     progress (static/loader.js); styled by `style()`; `grid_url`: the address of the text's grid_image.
     Everything but the controls is a picture for the eyes, hidden from screen readers; the controls
     are buttons the loader answers from the prerendered states, with the live page's words (`says`),
@@ -294,11 +294,11 @@ def render(view, grid_url: str = GRID_URL) -> str:
     )
     cards = "".join(_card(title) for title in [t("advanced"), t("table_heading")])
     more = "".join(_card(t(s.title_key)) for s in view.sections)
+    picture = lambda inner: f"<div class='kv-picture' aria-hidden='true'>{inner}</div>"
     top = (
-        f"<div class='kv-picture' aria-hidden='true'>{_pane(view.header.layout.object, kind='kv-head')}"
-        + _pane(view.text.layout.object)
-        + "</div>"
+        picture(_pane(view.header.layout.object, kind="kv-head"))
         + controls
+        + picture(_pane(view.text.layout.object))  # under the buttons, as in the live page (app/page.py)
     )
     bottom = (
         _pane(view.grid.heading.object)
