@@ -327,8 +327,9 @@
   }
 
   // A preview is two parts (title, controls and text; the figures) with the progress card between them.
-  // The figures and the title and text (two pictures) become the new state's; the controls stay the same buttons (a
-  // reader's focus stays on them, the speed keeps the URL's), their state copied from the new one.
+  // The figures, the title and the text (two pictures, over and under the controls) become the new
+  // state's; the controls stay the same buttons (a reader's focus stays on them, the speed keeps the
+  // URL's), their state copied from the new one.
   function parseState(html) {
     const [top, bottom] = html.split(cfg.progressMarker);
     const tpl = document.createElement("template");
