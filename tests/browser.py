@@ -307,6 +307,12 @@ def centre_of(page, selector: str) -> tuple[float, float]:
     return tuple(page.evaluate(centre_js(selector)))
 
 
+def box_centre(box: dict) -> tuple[float, float]:
+    """The centre of a Playwright bounding box (`locator.bounding_box()`: it reaches into shadow roots,
+    where `centre_of`'s selector does not), in page pixels."""
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
 def is_local(url: str) -> bool:
     parts = urlsplit(url)
     return parts.scheme in ("data", "blob", "about") or parts.hostname in ("127.0.0.1", "localhost")

@@ -15,7 +15,18 @@ from __future__ import annotations
 import pytest
 
 from app.sections import SECTIONS
-from tests.browser import OUT, ROOT, chromium_missing, foreign, open_all_sections, open_page, overflow, shot, wait_t
+from tests.browser import (
+    OUT,
+    ROOT,
+    box_centre,
+    chromium_missing,
+    foreign,
+    open_all_sections,
+    open_page,
+    overflow,
+    shot,
+    wait_t,
+)
 from tests.hosting import SRC_BASE, course_page, explorable, snippet
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
@@ -175,7 +186,7 @@ def test_the_bar_stays_in_view_in_a_fitted_frame(site, browser, width, lang):
         assert box["y"] >= 0 and box["y"] + box["height"] <= height, box  # the thumb's button, on screen
         bar = frame.locator(".kv-bar").first.bounding_box()
         assert bar["y"] + bar["height"] <= bars["y"] + 1, (bar, bars)  # hiding none of the bars
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.click(*box_centre(box))
         wait_t(frame, 21)
         assert page.evaluate("window.scrollY") == scrolled  # nothing had to scroll
         OUT.mkdir(exist_ok=True)

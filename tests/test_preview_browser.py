@@ -13,6 +13,7 @@ import pytest
 
 from app.i18n import tr
 from tests.browser import (
+    box_centre,
     chromium_missing,
     open_page,
     record_console,
@@ -389,11 +390,6 @@ def test_the_hand_over_moves_nothing_where_the_reader_went(site, browser):
         page.context.close()
 
 
-def centre(locator) -> tuple[float, float]:
-    box = locator.bounding_box()
-    return round(box["x"] + box["width"] / 2, 1), round(box["y"] + box["height"] / 2, 1)
-
-
 @pytest.mark.parametrize(
     "lang, width, height", [("es", 360, 740), ("en", 360, 740), ("pt", 360, 740), ("es", 1280, 800)]
 )
@@ -408,10 +404,12 @@ def test_avanzar_stays_under_the_reader_s_finger(site, browser, lang, width, hei
         for t in (2, 64):
             page, app = open_held(browser, url + f"index.html?lang={lang}&t={t}", width=width, height=height)
             preview_at(page, f"{lang}-cache-{t}")
-            spots[f"preview t={t}"] = centre(page.locator("#kv-snapshot").get_by_role("button", name=step, exact=True))
+            spots[f"preview t={t}"] = box_centre(
+                page.locator("#kv-snapshot").get_by_role("button", name=step, exact=True).bounding_box()
+            )
             app.release()
             wait_ready(page)
-            spots[f"live t={t}"] = centre(page.get_by_role("button", name=step, exact=True))
+            spots[f"live t={t}"] = box_centre(page.get_by_role("button", name=step, exact=True).bounding_box())
             page.context.close()
         xs, ys = zip(*spots.values())
         assert max(xs) - min(xs) <= 1 and max(ys) - min(ys) <= 1, spots  # 1 px for rounding, as the hand-over's
@@ -565,7 +563,7 @@ def test_a_press_holds_the_font_samples_until_its_click_is_answered(site, browse
     with serve(site) as url:
         page, app = open_held(browser, url + "index.html?lang=pt", width=360, height=740, throttle=4)
         box = page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "step"), exact=True).bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.move(*box_centre(box))
         page.mouse.down()
         page.wait_for_function("window.kv.preview.fontsWaited > 0")  # a text found the press, and waits
         held = page.evaluate(SAMPLES_LAID_OUT)
