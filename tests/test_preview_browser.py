@@ -113,6 +113,69 @@ def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
         assert not [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
 
 
+class HeldParse:
+    """index.html as served, with a script the parser waits for right after the preview (held until
+    release()): the preview is painted, the document not parsed to its end, the controls not started
+    (they start with the document), as on a phone between the first paint and DOMContentLoaded."""
+
+    HOLD = "/hold-the-parse.js"
+
+    def __init__(self, context):
+        self.held, self.released = [], False
+        context.route("**/index.html*", self.page)
+        context.route("**" + self.HOLD, self.script)
+
+    def page(self, route):
+        response = route.fetch()
+        html = response.text()
+        after = '<div id="kv-live">'  # the preview and its loading card are above it, the states ahead below
+        assert html.count(after) == 1
+        held = html.replace(after, f'<script src="{self.HOLD}"></script>' + after)
+        route.fulfill(status=200, body=held, headers={"Content-Type": "text/html; charset=utf-8"})
+
+    def script(self, route):
+        if self.released:
+            route.fulfill(status=200, body="", headers={"Content-Type": "text/javascript"})
+        else:
+            self.held.append(route)
+
+    def release(self):
+        self.released = True
+        for route in self.held:
+            route.fulfill(status=200, body="", headers={"Content-Type": "text/javascript"})
+
+
+@pytest.mark.parametrize("width, height", [(360, 740), (1280, 800)])
+def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(site, browser, width, height):
+    """Avanzar clicked and → pressed on the painted preview before its controls start (the document still
+    being parsed): neither lost; both answered, in order, when the controls start (t = 4), and the page
+    says the second step's words. (The default language's page: index.html's own preview paints before
+    the document is parsed; another language's waits for its state, swapped in as the controls start.)"""
+    lang = "es"
+    with serve(site) as url:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        app = HeldApp(context)
+        parse = HeldParse(context)
+        page = record_console(context.new_page())
+        page.goto(url + "index.html", wait_until="commit")
+        snap = page.locator("#kv-snapshot")
+        snap.get_by_role("button", name=tr(lang, "step"), exact=True).click()
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate("document.readyState") == "loading" and parse.held  # the parse still held
+        assert page.evaluate("performance.getEntriesByName('kv-controls').length") == 0
+        assert "t = 2 / 64" in snap.locator(".topbar").inner_text()  # not answered yet
+        parse.release()
+        preview_at(page, f"{lang}-cache-4")
+        assert page.evaluate("window.kv.preview.log.map((e) => e.cmd)") == ["step", "step"]
+        assert "t = 4 / 64" in snap.locator(".topbar").inner_text()
+        assert said(page).startswith(tr(lang, "live_step", t=4, n=64, tok="@", mode="@", c="@").split("@")[0])
+        app.release()
+        wait_ready(page)
+        wait_t(page, 4)
+        assert not [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
+        context.close()
+
+
 def test_keys_and_animation_on_the_preview(site, browser):
     """The keyboard's shortcuts and Animar at the page's speed move the preview; Reiniciar goes back to the
     prompt, the step back one position."""
