@@ -32,6 +32,10 @@ Not a test: it prints numbers. In one run:
 `--phone`: every page on a phone's screen, 360 x 740 px (the house's phone reader is that screen with the
 CPU throttled 4x); else a laptop's, 1280 x 800.
 
+`--at-paint`: the first click (and the storm's) as soon as the preview's Avanzar is painted, before its
+controls start if they start later (the load benchmark's default clicks when they answer); the click then
+waits for them, and its time to its frame counts that wait.
+
 `--main-alone`: each page's main thread on a core of its own, the browser's other threads on the others
 (`tests.browser.main_thread_alone`; why, in tests/bench_click.py and docs/performance.md).
 """
@@ -60,7 +64,6 @@ from tests.browser import (  # noqa: E402
     LAPTOP,
     PHONE,
     centre_js,
-    centre_of,
     chromium,
     main_thread_alone,
     throttled_page,
@@ -156,6 +159,15 @@ CONTROLS_JS = (
     "['kv-controls', 'kv-first-paint'].every((m) => performance.getEntriesByName(m).length > 0) || "
     "(window.__probe && (window.__probe.ready !== undefined || window.__probe.error))"
 )
+# `--at-paint`: the first click as soon as the preview's Avanzar is painted (the page's first contentful
+# paint, the preview not hidden for a swap), its controls started or not (they start with the document:
+# static/loader.js keeps a click made before and answers it then).
+PAINTED_JS = (
+    "(performance.getEntriesByType('paint').some((e) => e.name === 'first-contentful-paint') && "
+    "!document.documentElement.classList.contains('kv-swap') && "
+    "document.querySelector('#kv-snapshot [data-kv=step]') !== null) || "
+    "(window.__probe && (window.__probe.ready !== undefined || window.__probe.error))"
+)
 # Where the reader clicks: the centre of the preview's Avanzar as soon as its controls answer (null: no
 # preview), found in the same look that finds them answering (a reader does not wait for another).
 BUTTON_JS = f"(window.kv && window.kv.preview ? {centre_js('#kv-snapshot [data-kv=step]')} : null)"
@@ -168,15 +180,21 @@ STORM_CLICKS, STORM_GAP_S = 20, 0.5
 def storm(page) -> None:
     """A reader who goes on clicking: Avanzar, every STORM_GAP_S seconds, STORM_CLICKS times, as real input
     (the page's probe records each click and the frame of its answer)."""
-    x, y = centre_of(page, "#kv-snapshot [data-kv=step]")
+    at = page.evaluate(centre_js("#kv-snapshot [data-kv=step]"))
+    if at is None:  # the live page took over before the first click was answered (one made before the
+        return  # controls, on a build that lost it): no preview to go on clicking
+    x, y = at
     for _ in range(STORM_CLICKS):
         page.mouse.click(x, y)
         time.sleep(STORM_GAP_S)  # the workload: a click every half second (not a wait for a condition)
 
 
-def visit(context, url: str, log: list, throttle: float, step: bool, storming: bool = False) -> dict:
+def visit(
+    context, url: str, log: list, throttle: float, step: bool, storming: bool = False, at_paint: bool = False
+) -> dict:
     """Load url in a new page of context; the times (ms from navigation start), marks and bytes. With
-    `storming`, after the first answered click, the reader goes on clicking (`storm`)."""
+    `storming`, after the first answered click, the reader goes on clicking (`storm`); with `at_paint`,
+    the first click comes at the first paint, not when the controls answer."""
     log.clear()
     page = throttled_page(context, throttle)
     external = []
@@ -188,7 +206,7 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
     clicked = False
     if step:
         # not Playwright's waits: they add listeners to the clicks
-        button = wait_as_reader(page, CONTROLS_JS, TIMEOUT_MS, result=BUTTON_JS)
+        button = wait_as_reader(page, PAINTED_JS if at_paint else CONTROLS_JS, TIMEOUT_MS, result=BUTTON_JS)
         if button:
             page.mouse.click(*button)
             wait_as_reader(page, CLICKED_JS, TIMEOUT_MS)
@@ -201,6 +219,7 @@ def visit(context, url: str, log: list, throttle: float, step: bool, storming: b
         page, "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", TIMEOUT_MS, every_ms=50
     )
     out = {**page.evaluate("window.__probe"), "marks": page.evaluate(MARKS_JS), "external": external}
+    out["first_click"] = clicked and not storming
     if "error" in out:
         raise RuntimeError(f"{url}: the page failed: {out['error']}")
     answered = clicks_answered(out)
@@ -231,19 +250,22 @@ def probed_context(browser, size: tuple = LAPTOP):
     return context
 
 
-def visit_both(browser, url: str, log: list, throttle: float, step: bool, size: tuple = LAPTOP) -> tuple[dict, dict]:
+def visit_both(
+    browser, url: str, log: list, throttle: float, step: bool, size: tuple = LAPTOP, at_paint: bool = False
+) -> tuple[dict, dict]:
     """A cold visit (empty cache, then the first step) and a warm one in the same context; where the
     preview answers clicks (`step`), a third, cold, in which the reader goes on clicking while the
     page loads (its clicks' answers: the cold visit's "storm")."""
     context = probed_context(browser, size)
     try:
-        cold, warm = visit(context, url, log, throttle, step), visit(context, url, log, throttle, False)
+        cold = visit(context, url, log, throttle, step, at_paint=at_paint)
+        warm = visit(context, url, log, throttle, False)
     finally:
         context.close()
     if step:
         context = probed_context(browser, size)
         try:
-            stormy = visit(context, url, log, throttle, True, storming=True)
+            stormy = visit(context, url, log, throttle, True, storming=True, at_paint=at_paint)
             cold["storm"], cold["storm_by"] = stormy.get("storm"), stormy.get("storm_by")
         finally:
             context.close()
@@ -290,7 +312,7 @@ def one_line(name: str, throttle: float, r: int, cold: dict, warm: dict) -> str:
     )
 
 
-def measure(servers: dict, log: list, rounds: int, throttles, size: tuple = LAPTOP) -> dict:
+def measure(servers: dict, log: list, rounds: int, throttles, size: tuple = LAPTOP, at_paint: bool = False) -> dict:
     """Every round, throttle and site, interleaved (load on the machine spreads over all); `log`
     receives every response the servers send."""
     res = {t: {name: {"cold": [], "warm": []} for name in servers} for t in throttles}
@@ -302,7 +324,13 @@ def measure(servers: dict, log: list, rounds: int, throttles, size: tuple = LAPT
             for throttle in throttles:
                 for name, (_, url) in servers.items():
                     cold, warm = visit_both(
-                        browser, url, log, throttle, step=name in ("site", "before", "convert"), size=size
+                        browser,
+                        url,
+                        log,
+                        throttle,
+                        step=name in ("site", "before", "convert"),
+                        size=size,
+                        at_paint=at_paint,
                     )
                     res[throttle][name]["cold"].append(cold)
                     res[throttle][name]["warm"].append(warm)
@@ -345,6 +373,12 @@ def storm_cell(res: dict, f) -> str:
     return f(storms[len(storms) // 2]) if storms else "—"
 
 
+def answered_cell(res: dict) -> str:
+    """In how many rounds the preview answered the first click (the rest were lost, or the live page's)."""
+    clicked = [v for v in res["cold"] if v.get("first_click")]
+    return f"{sum(1 for v in clicked if v.get('answer'))} of {len(clicked)}" if clicked else "—"
+
+
 def longest_task(visit: dict) -> float | None:
     """The longest main-thread task (Long Tasks API: over 50 ms) before the page was interactive."""
     tasks = visit.get("long")
@@ -377,6 +411,7 @@ def times_table(res: dict, throttles, rounds: int) -> str:
     measures = [
         ("cold: first paint", lambda r: fmt_s(cold_median(r, lambda v: v.get("fp")))),
         ("cold: interactive", lambda r: fmt_s(cold_median(r, lambda v: v["ready"]))),
+        ("cold: first click answered by the preview", answered_cell),
         ("cold: first answered click", lambda r: fmt_s(cold_median(r, lambda v: v.get("answer", {}).get("drawn")))),
         (
             "cold: that click to its frame",
@@ -495,7 +530,8 @@ def report(res: dict, args, machine: dict) -> str:
         f"{machine['bench']}; load average before/after: {machine['load'][0]} / {machine['load'][1]} "
         f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s; "
         + ("a phone's screen, 360 x 740 px" if args.phone else "a laptop's screen, 1280 x 800 px")
-        + ("; each page's main thread on a core of its own" if args.main_alone else ""),
+        + ("; each page's main thread on a core of its own" if args.main_alone else "")
+        + ("; the first click at the first paint (--at-paint)" if args.at_paint else ""),
         "",
         times_table(res, throttles, args.rounds),
         "",
@@ -525,6 +561,11 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", type=Path, help='an earlier build\'s dist/, measured as "before"')
     ap.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
     ap.add_argument(
+        "--at-paint",
+        action="store_true",
+        help="the first click at the first paint, before the controls start if they start later",
+    )
+    ap.add_argument(
         "--main-alone",
         action="store_true",
         help="each page's main thread on a core of its own, the browser's other threads on the others (Linux)",
@@ -541,7 +582,7 @@ def main(argv=None) -> int:
         servers = serve_sites(made, log)
         try:
             with main_thread_alone() if args.main_alone else contextlib.nullcontext():
-                res = measure(servers, log, args.rounds, args.throttle, PHONE if args.phone else LAPTOP)
+                res = measure(servers, log, args.rounds, args.throttle, PHONE if args.phone else LAPTOP, args.at_paint)
         finally:
             for server, _ in servers.values():
                 server.shutdown()
