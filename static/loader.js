@@ -735,10 +735,15 @@
     if (["slider", "radio", "spinbutton", "tab", "listbox", "menuitem"].includes(role) && key.startsWith("Arrow")) return true;
     return false;
   }
-  function onKey(event) {
-    if (pv.done || event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+  // The command a key gives the preview, or null (another's: a modifier, a key the focused control needs).
+  function keyCommand(event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return null;
     const name = KEYS[event.key];
-    if (!name || ownKey(event.target, event.key)) return;
+    return name && !ownKey(event.target, event.key) ? name : null;
+  }
+  function onKey(event) {
+    const name = pv.done ? null : keyCommand(event);
+    if (!name) return;
     event.preventDefault();
     act(name);
   }
@@ -790,8 +795,7 @@
       if (event.target.closest && event.target.closest("#kv-snapshot")) early.push(event);
       return;
     }
-    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (!KEYS[event.key] || ownKey(event.target, event.key)) return;
+    if (!keyCommand(event)) return;
     event.preventDefault();
     early.push(event);
   }
