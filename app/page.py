@@ -33,12 +33,15 @@ class Explorable(OnSession, pn.viewable.Viewer):
         session.dispatch = pn.io.unlocked  # redraws reach the browser from any callback
         self.a11y = A11y(theme=session.settings.theme, height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
+        # The page's state (the query a reload and the share link keep) redraws first at every change, so it
+        # reaches the browser before the figure's patches: drawn after them, it came 0.3 s after the
+        # position it records, and a reload or a stopped page in between went back a step.
+        self.state = PageState(session, self.a11y)
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
         self.controls, self.error = Controls(session, self.a11y), ErrorBox(session)
         self.grid, self.reads, self.bars = CacheGrid(session), QueryReads(session), CostBars(session)
         self.readouts, self.clock = Readouts(session), ClockPlot(session)
         self.advanced, self.table = AdvancedSettings(session), DataTable(session)
-        self.state = PageState(session, self.a11y)
         self.more_heading = html_pane()
         self.sections = [section(self) for section in SECTIONS]
         session.settings.param.watch(lambda _e: self.relabel(), "lang")

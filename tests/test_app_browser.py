@@ -112,6 +112,47 @@ def test_url_state_in_english(browser, app_url):
     shot(page, where(app_url) + "app-en-url-state")
 
 
+# Each frame the reader sees: the position the figure shows (its control bar's "t = N / 64", in Bokeh's
+# shadow roots) and the place a reload and the share link keep (<body data-kv-state>), in the first frame
+# that shows each new position. (The place may go ahead of the figure: it is what the reader asked for.)
+FIRST_FRAMES = """() => {
+  window.kvFirstFrames = [];
+  const tpos = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList.contains('tpos')) return el;
+      const inner = el.shadowRoot && tpos(el.shadowRoot);
+      if (inner) return inner;
+    }
+    return null;
+  };
+  let last = null;
+  const frame = () => {
+    const shown = tpos(document), kept = /[?&]t=(\\d+)/.exec(document.body.dataset.kvState || '');
+    const t = shown && /t\\s=\\s(\\d+)/.exec(shown.textContent);
+    if (t && t[1] !== last) kvFirstFrames.push([+t[1], kept && +kept[1]]);
+    if (t) last = t[1];
+    requestAnimationFrame(frame);
+  };
+  frame();
+}"""
+
+
+def test_the_place_a_reload_keeps_is_the_one_shown_at_every_frame(browser, app_url):
+    """Python sends the page's state with the figure's changes: sent after them, it came a third of a
+    second after the position it records, and a reload, a share link or a page stopped in between went a
+    step back (the reload of a stopped page is its only way on)."""
+    page, _ = open_app(browser, app_url, "?lang=es")
+    wait_t(page, 2)
+    page.evaluate(FIRST_FRAMES)
+    step = page.get_by_role("button", name="Avanzar")
+    for t in (3, 4, 5):
+        step.click()
+        wait_t(page, t)
+    page.get_by_role("button", name="Reiniciar").click()
+    wait_t(page, 2)
+    assert page.evaluate("kvFirstFrames") == [[2, 2], [3, 3], [4, 4], [5, 5], [2, 2]]
+
+
 def test_bad_url_values_show_notices_and_work(browser, app_url):
     page, _ = open_app(browser, app_url, "?t=999&lang=xx&seed=abc&mode=turbo")
     wait_t(page, 2)
