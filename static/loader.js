@@ -32,7 +32,17 @@
   const abs = (u) => new URL(u, document.baseURI).href;
   const query = window.kvReadQuery(location.search, cfg.query).values;
   const lang = query.lang;
-  document.documentElement.lang = lang;
+  // A text only when it changes: the same words written again are laid out again.
+  const setText = (el, text) => {
+    if (el.textContent !== text) el.textContent = text;
+  };
+  // <html lang> only when it changes: written, even with its own value, it restyles and lays out the
+  // whole page again (the locale is inherited by every text: 25-50 ms of the preview at 4x, in the task
+  // that answers a click made before the controls started)
+  const setLang = (value) => {
+    if (document.documentElement.lang !== value) document.documentElement.lang = value;
+  };
+  setLang(lang);
   document.documentElement.classList.toggle("kv-embed", query.embed);
   // Light or dark from the first paint (app/style theme_css): theme=light|dark fixes it, auto follows
   // the reader's system. A course page whose palette is a toggle can also say it live, without a
@@ -432,7 +442,11 @@
 
   function swapPreview(holder, html, name) {
     drawBelow();
-    const parts = statesParsed.get(name) || parseState(html);
+    let parts = statesParsed.get(name);
+    if (!parts) {
+      parts = parseState(html);
+      pv.parsedInSwap.push(name); // tests/test_preview_browser.py
+    }
     statesParsed.delete(name); // its nodes are the page's now
     const found = ahead && ahead.name === name && ahead.parts === parts && ahead.version === drawnVersion;
     const split = found && ahead.view === viewVersion ? ahead.split
@@ -465,8 +479,8 @@
   function settlePreview(holder) {
     const speed = holder.querySelector(".speed b");
     if (speed && query.speed !== cfg.query.params.speed.default) speed.textContent = String(query.speed);
-    $("kv-note").textContent = preview.later === null ? TEXT.shell_snapshot : TEXT.shell_later
-      .replace("{t}", preview.later).replace("{seed}", query.seed).replace("{top_p}", query.top_p);
+    setText($("kv-note"), preview.later === null ? TEXT.shell_snapshot : TEXT.shell_later
+      .replace("{t}", preview.later).replace("{seed}", query.seed).replace("{top_p}", query.top_p));
     document.documentElement.classList.remove("kv-swap");
   }
 
@@ -519,6 +533,7 @@
     usedAhead: 0, // swaps that applied changes found ahead
     splitAhead: 0, // of those, the swaps whose changes in sight were found ahead too (splitOps)
     drawnLater: 0, // changes out of the reader's sight, drawn in the frame after the answer's (swapPreview)
+    parsedInSwap: [], // the states parsed by the swap that draws them, not ahead (swapPreview)
     fontsAsked: false, // every text of the font samples laid out (askForFonts)
     fontsWaited: 0, // times a text of them waited for a press's click (askForFonts)
   });
@@ -569,7 +584,11 @@
     const names = [stateName(other, pv.t)];
     if (pv.t !== PROMPT) names.push(stateName(pv.mode, PROMPT), stateName(pv.mode, pv.t - 1));
     for (let k = 1; k <= (pv.playing ? 3 : 1) && pv.t + k <= LAST; k++) names.push(stateName(pv.mode, pv.t + k));
-    for (const name of statesParsed.keys()) if (!names.includes(name)) statesParsed.delete(name);
+    // the parts parsed ahead that no action one away needs are let go; not those of where the reader is
+    // (a click's state not drawn yet: a click kept before the controls started is answered in the same
+    // task as this, and parsed again it cost 80 ms of that click at 4x)
+    const here = stateName(pv.mode, pv.t);
+    for (const name of statesParsed.keys()) if (name !== here && !names.includes(name)) statesParsed.delete(name);
     for (const name of names) {
       const soon = first && name === stateName(pv.mode, pv.t + 1);
       loadState(name).then((html) => (soon ? new Promise(afterPaint) : whenIdle()).then(() => {
@@ -653,7 +672,7 @@
   function setPlayLabel(words) {
     const button = bar().querySelector("[data-kv=play]");
     const label = pv.playing ? words.pause_label : words.play_label;
-    if (button.textContent !== label) button.textContent = label; // the same words: nothing to lay out
+    setText(button, label);
   }
 
   function period() {
@@ -1361,7 +1380,7 @@
     if (!document.body) return;
     document.body.setAttribute("data-stage", next);
     const label = $("kv-stage");
-    if (label) label.textContent = next === "ready" ? TEXT.shell_ready : TEXT[STAGE_TEXT[next]];
+    if (label) setText(label, next === "ready" ? TEXT.shell_ready : TEXT[STAGE_TEXT[next]]);
     if (next === "ready") {
       $("kv-loader").hidden = true;
       document.body.classList.remove("kv-loading");
@@ -1533,7 +1552,7 @@
     // Guard: es-module-shims, if a page loads it, dispatches a second, synthetic DOMContentLoaded.
     if (domReady) return;
     domReady = true;
-    document.documentElement.lang = lang;
+    setLang(lang);
     document.title = TEXT.shell_title;
     $("kv-failed").textContent = TEXT.shell_failed;
     $("kv-files-label").textContent = TEXT.shell_files;

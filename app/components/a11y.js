@@ -3,7 +3,8 @@
 // @script message
 region.textContent = data.message;
 // @script lang
-document.documentElement.lang = data.lang;
+// only when it changes: set, even to its own value, it restyles and lays out the whole page again
+if (document.documentElement.lang !== data.lang) document.documentElement.lang = data.lang;
 // @script theme
 // The URL's theme (the static site's shell has set it already; a host may change it later, live)
 if (data.theme === 'light' || data.theme === 'dark') document.documentElement.dataset.kvTheme = data.theme;
