@@ -36,13 +36,10 @@
   const setText = (el, text) => {
     if (el.textContent !== text) el.textContent = text;
   };
-  // <html lang> only when it changes: written, even with its own value, it restyles and lays out the
-  // whole page again (the locale is inherited by every text: 25-50 ms of the preview at 4x, in the task
-  // that answers a click made before the controls started)
-  const setLang = (value) => {
-    if (document.documentElement.lang !== value) document.documentElement.lang = value;
-  };
-  setLang(lang);
+  // <html lang>, here only and only when it changes: written, even with its own value, it restyles and
+  // lays out the whole page again (the locale is inherited by every text: 25-50 ms of the preview at 4x;
+  // it was written again at DOMContentLoaded, in the task that answers a click made before the controls)
+  if (document.documentElement.lang !== lang) document.documentElement.lang = lang;
   document.documentElement.classList.toggle("kv-embed", query.embed);
   // Light or dark from the first paint (app/style theme_css): theme=light|dark fixes it, auto follows
   // the reader's system. A course page whose palette is a toggle can also say it live, without a
@@ -1552,7 +1549,6 @@
     // Guard: es-module-shims, if a page loads it, dispatches a second, synthetic DOMContentLoaded.
     if (domReady) return;
     domReady = true;
-    setLang(lang);
     document.title = TEXT.shell_title;
     $("kv-failed").textContent = TEXT.shell_failed;
     $("kv-files-label").textContent = TEXT.shell_files;
