@@ -135,14 +135,18 @@ class HeldParse:
 
     def script(self, route):
         if self.released:
-            route.fulfill(status=200, body="", headers={"Content-Type": "text/javascript"})
+            self.empty(route)
         else:
             self.held.append(route)
 
     def release(self):
         self.released = True
         for route in self.held:
-            route.fulfill(status=200, body="", headers={"Content-Type": "text/javascript"})
+            self.empty(route)
+
+    @staticmethod
+    def empty(route):
+        route.fulfill(status=200, body="", headers={"Content-Type": "text/javascript"})
 
 
 @pytest.mark.parametrize("width, height, key", [(360, 740, False), (1280, 800, True)])
