@@ -21,15 +21,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-STEP_JS = """
-async (t) => {
-  const deep = (root, pred) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (pred(el)) return el;
-      if (el.shadowRoot) { const hit = deep(el.shadowRoot, pred); if (hit) return hit; }
-    }
-    return null;
-  };
+from tests.browser import DEEP_JS  # noqa: E402
+
+STEP_JS = (
+    """
+async (t) => {"""
+    + DEEP_JS
+    + """
   const pos = () => deep(document, (el) => el.classList && el.classList.contains('tpos'));
   const button = deep(document, (el) => el.tagName === 'BUTTON' && el.textContent.trim() === 'Avanzar');
   const want = `t = ${t} / 64`;
@@ -39,6 +37,7 @@ async (t) => {
   return performance.now() - t0;
 }
 """
+)
 
 
 def step_times(page, state: dict, n: int | None = None, while_alive=None) -> list[float]:

@@ -24,15 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MEASURE_JS = """
-async (label) => {
-  const deep = (root, pred) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (pred(el)) return el;
-      if (el.shadowRoot) { const hit = deep(el.shadowRoot, pred); if (hit) return hit; }
-    }
-    return null;
-  };
+from tests.browser import DEEP_JS  # noqa: E402
+
+MEASURE_JS = (
+    """
+async (label) => {"""
+    + DEEP_JS
+    + """
   const button = deep(document, (el) => el.tagName === 'BUTTON' && el.textContent.trim() === label);
   const docs = window.Bokeh.documents;
   const doc = docs[docs.length - 1];
@@ -61,6 +59,7 @@ async (label) => {
   return {changes_ms: step - t0, all_ms: times[times.length - 1] - t0};
 }
 """
+)
 
 
 PAINTED_JS = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"  # laid out and painted

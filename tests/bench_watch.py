@@ -20,22 +20,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.browser import DEEP_JS  # noqa: E402
+
 SPEEDS = (1, 4, 10, 20)
 
 # Every 5 ms: the position readout's text, and when it changed (performance.now(), ms).
-RECORD_JS = """
-() => {
-  const deep = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (el.shadowRoot) {
-        if (el.shadowRoot.querySelector('.tpos')) return el.shadowRoot;
-        const hit = deep(el.shadowRoot);
-        if (hit) return hit;
-      }
-    }
-    return null;
-  };
-  const root = deep(document);
+RECORD_JS = (
+    """
+() => {"""
+    + DEEP_JS
+    + """
+  const root = deep(document, (el) => el.shadowRoot && el.shadowRoot.querySelector('.tpos')).shadowRoot;
   window.__ticks = [];
   let last = null;
   window.__recorder = setInterval(() => {
@@ -45,6 +40,7 @@ RECORD_JS = """
   }, 5);
 }
 """
+)
 
 
 RECENT = 6  # positions: the rate lately (the page's note reads its last DRAWN_WINDOW seconds, parts.Animation)

@@ -292,6 +292,19 @@ def wait_as_reader(page, condition: str, timeout_ms: int = 60000, every_ms: int 
 LAPTOP, PHONE = (1280, 800), (360, 740)
 
 
+# For page scripts (put it before the code that calls it): `deep(root, pred)`, the first element under
+# `root`, in the shadow roots too (Bokeh's views keep theirs there), for which `pred(el)` is true; or null.
+DEEP_JS = """
+  const deep = (root, pred) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (pred(el)) return el;
+      if (el.shadowRoot) { const hit = deep(el.shadowRoot, pred); if (hit) return hit; }
+    }
+    return null;
+  };
+"""
+
+
 def centre_js(selector: str) -> str:
     """A JavaScript expression: the centre [x, y] of the first element that matches `selector`, in page
     pixels (null if none), for `evaluate` or `wait_as_reader(result=...)`."""

@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from app.sections import SECTIONS
 from tests.browser import (
+    DEEP_JS,
     chromium_missing,
     current_t,
     errors,
@@ -115,19 +116,14 @@ def test_url_state_in_english(browser, app_url):
 # Each frame the reader sees: the position the figure shows (its control bar's "t = N / 64", in Bokeh's
 # shadow roots) and the place a reload and the share link keep (<body data-kv-state>), in the first frame
 # that shows each new position. (The place may go ahead of the figure: it is what the reader asked for.)
-FIRST_FRAMES = """() => {
+FIRST_FRAMES = (
+    """() => {"""
+    + DEEP_JS
+    + """
   window.kvFirstFrames = [];
-  const tpos = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (el.classList.contains('tpos')) return el;
-      const inner = el.shadowRoot && tpos(el.shadowRoot);
-      if (inner) return inner;
-    }
-    return null;
-  };
   let last = null;
   const frame = () => {
-    const shown = tpos(document), kept = /[?&]t=(\\d+)/.exec(document.body.dataset.kvState || '');
+    const shown = deep(document, (el) => el.classList.contains('tpos')), kept = /[?&]t=(\\d+)/.exec(document.body.dataset.kvState || '');
     const t = shown && /t\\s=\\s(\\d+)/.exec(shown.textContent);
     if (t && t[1] !== last) kvFirstFrames.push([+t[1], kept && +kept[1]]);
     if (t) last = t[1];
@@ -135,6 +131,7 @@ FIRST_FRAMES = """() => {
   };
   frame();
 }"""
+)
 
 
 def test_the_place_a_reload_keeps_is_the_one_shown_at_every_frame(browser, app_url):
