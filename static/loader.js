@@ -631,7 +631,7 @@
 
   // The page moves to (mode, t): the worker hears of it at once; the state is drawn when its HTML is
   // here (at once when it was fetched ahead), in order, and `say` picks what the live region says.
-  function go(mode, t, cmd, say) {
+  function go(mode, t, cmd, say, since = performance.now()) {
     pv.mode = mode;
     pv.t = t;
     pv.seq += 1;
@@ -641,7 +641,6 @@
     if (worker) worker.postMessage({ type: "position", seq: pv.seq, query });
     const name = stateName(mode, t);
     const seq = pv.seq;
-    const asked = since === null ? performance.now() : since;
     chain = chain
       .then(() => stateTexts.get(name) || loadState(name))
       .then((html) => {
@@ -650,7 +649,7 @@
         pv.shown = seq;
         // how long the reader waited (tests/bench_load.py): the state is drawn in the next frame
         const at = performance.now();
-        kv.answers = (kv.answers || []).concat([at - asked]);
+        kv.answers = (kv.answers || []).concat([at - since]);
         // marked after that frame (a mark here sent it to the browser in the click: 1-19 ms at 4x)
         if (kv.answers.length === 1) afterPaint(() => performance.mark("kv-first-answer", { startTime: at }));
         const words = says();
@@ -702,23 +701,24 @@
     });
   }
 
-  function act(cmd) {
+  // `since`: when the reader asked (kv.answers counts from it); a kept early input's own time.
+  function act(cmd, since) {
     if (pv.done || live) return;
     if (pv.kept || !pv.active) return keep(cmd);
     const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
     switch (cmd) {
       case "step":
         if (pv.t >= LAST) return keep(cmd); // past the window: the model's own IndexError
-        return go(pv.mode, pv.t + 1, cmd, (w) => w.step);
+        return go(pv.mode, pv.t + 1, cmd, (w) => w.step, since);
       case "toggle":
-        return go(other, pv.t, cmd, (w) => w.mode[other]);
+        return go(other, pv.t, cmd, (w) => w.mode[other], since);
       case "reset":
         stopPlaying(true);
-        return go(pv.mode, PROMPT, cmd, (w) => w.reset);
+        return go(pv.mode, PROMPT, cmd, (w) => w.reset, since);
       case "back":
         stopPlaying(true);
         if (pv.t <= PROMPT) return void (chain = chain.then(() => announce(says().back_none)));
-        return go(pv.mode, pv.t - 1, cmd, (w) => w.back);
+        return go(pv.mode, pv.t - 1, cmd, (w) => w.back, since);
       case "play":
         if (pv.playing) return stopPlaying(false);
         if (pv.t >= LAST) return void (chain = chain.then(() => announce(says().full)));
@@ -764,12 +764,12 @@
     act(name);
   }
 
-  function onClick(event) {
+  function onClick(event, since) {
     const button = event.target.closest("[data-kv]");
     if (button) {
       const cmd = button.dataset.kv;
-      if (cmd !== "mode") return act(cmd);
-      if (button.dataset.mode !== pv.mode) act("toggle");
+      if (cmd !== "mode") return act(cmd, since);
+      if (button.dataset.mode !== pv.mode) act("toggle", since);
       return;
     }
     if (event.target.closest(".cardhead, .speed, .card")) {
@@ -790,10 +790,8 @@
     performance.mark("kv-controls");
     kv.times.controls = performance.now() - t0;
     for (const event of early.splice(0)) { // in their order, each waited for since its input
-      since = event.timeStamp;
-      if (event.type === "click") onClick(event);
-      else act(KEYS[event.key]);
-      since = null;
+      if (event.type === "click") onClick(event, event.timeStamp);
+      else act(KEYS[event.key], event.timeStamp);
     }
     fetchAhead(true); // requests, and the next step's changes after the first paint
     firstPainted.then(askForFonts);
@@ -804,7 +802,6 @@
   // load benchmark's pages. A click or a key the preview answers, made in between, is kept (the key's
   // default prevented, as onKey does) and answered when the controls start, never lost.
   const early = [];
-  let since = null; // while those are answered: the input the reader made (kv.answers counts from it)
   function keepEarly(event) {
     if (controlsStarted || live || pv.done) return;
     if (event.type === "click") {

@@ -166,6 +166,9 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
         parse = HeldParse(context)
         page = record_console(context.new_page())
         page.goto(url + "index.html", wait_until="commit")
+        page.evaluate(
+            "addEventListener('click', (e) => { window.clickAt = e.timeStamp; }, { capture: true, once: true })"
+        )
         snap = page.locator("#kv-snapshot")
         snap.get_by_role("button", name=tr(lang, "step"), exact=True).click()
         if key:
@@ -177,6 +180,13 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
         preview_at(page, f"{lang}-cache-{t}")
         assert page.evaluate("window.kv.preview.log.map((e) => e.cmd)") == ["step"] * (t - 2)
         assert f"{lang}-cache-3" not in page.evaluate("window.kv.preview.parsedInSwap")
+        # the reader's wait is counted from the click, not from the controls' start
+        page.wait_for_function("performance.getEntriesByName('kv-first-answer').length > 0")
+        waited, drawn, clicked, controls = page.evaluate(
+            "[kv.answers[0], performance.getEntriesByName('kv-first-answer')[0].startTime, clickAt,"
+            " performance.getEntriesByName('kv-controls')[0].startTime]"
+        )
+        assert clicked < controls and waited == pytest.approx(drawn - clicked, abs=0.01)
         assert f"t = {t} / 64" in snap.locator(".topbar").inner_text()
         assert said(page).startswith(tr(lang, "live_step", t=t, n=64, tok="@", mode="@", c="@").split("@")[0])
         app.release()
