@@ -153,9 +153,9 @@ class HeldParse:
 def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(site, browser, width, height, key):
     """Avanzar clicked (and, on the laptop, → pressed) on the painted preview before its controls start (the
     document still being parsed): not lost; answered, in order, when the controls start, and the page says
-    the last step's words. The click's state is the one index.html carries parsed: the controls, starting,
-    let go of the parts parsed ahead that no action one step away needs, and let go of it too when the
-    click alone was kept (parsed again, 80 ms of that click at 4x in a trace). (The default language's
+    the last step's words. The click's state is the one index.html carries parsed, drawn as it is (parsed
+    again, 80 ms of that click at 4x in a trace); the next states' requests and the font samples wait for
+    the frame that draws the answer. The wait is counted from the click. (The default language's
     page: index.html's own preview paints before the document is parsed; another language's waits for its
     state, swapped in as the controls start.)"""
     lang = "es"
@@ -167,7 +167,13 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
         page = record_console(context.new_page())
         page.goto(url + "index.html", wait_until="commit")
         page.evaluate(
-            "addEventListener('click', (e) => { window.clickAt = e.timeStamp; }, { capture: true, once: true })"
+            "addEventListener('click', (e) => { window.clickAt = e.timeStamp; }, { capture: true, once: true });"
+            # when each frame starts to be drawn, and when the font samples come into the page
+            "window.frameTimes = []; (function frame() { frameTimes.push(performance.now());"
+            " requestAnimationFrame(frame); })();"
+            "new MutationObserver((_, seen) => { if (document.querySelector('.kv-fonts')) {"
+            " window.fontsAt = performance.now(); seen.disconnect(); } })"
+            ".observe(document, { childList: true, subtree: true })"
         )
         snap = page.locator("#kv-snapshot")
         snap.get_by_role("button", name=tr(lang, "step"), exact=True).click()
@@ -187,6 +193,17 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
             " performance.getEntriesByName('kv-controls')[0].startTime]"
         )
         assert clicked < controls and waited == pytest.approx(drawn - clicked, abs=0.01)
+        # the next states' requests and the font samples wait for the kept click's frame (in its task they
+        # were 39 and 29 ms of its wait at 4x)
+        page.wait_for_function(
+            "window.fontsAt !== undefined && performance.getEntriesByType('resource').some((e) => e.name.includes('/states-'))"
+        )
+        requested, fonts, frames = page.evaluate(
+            "[performance.getEntriesByType('resource').filter((e) => e.name.includes('/states-')).map((e) => e.startTime),"
+            " fontsAt, frameTimes]"
+        )
+        frame = min(f for f in frames if f > drawn)  # the frame that draws the answer
+        assert min(requested) > drawn and fonts > frame, (drawn, frame, requested, fonts)
         assert f"t = {t} / 64" in snap.locator(".topbar").inner_text()
         assert said(page).startswith(tr(lang, "live_step", t=t, n=64, tok="@", mode="@", c="@").split("@")[0])
         app.release()
