@@ -38,6 +38,7 @@ class Site:
     config: dict = field(default_factory=dict)
     inline_snapshot: tuple[str, str] = ("", "")  # the default state's preview, around the progress
     inline_ahead: str = ""  # the states one action from it, as inert <template>s (the first click's answer)
+    inline_ahead_first: str = ""  # their first parts, inert, right after the preview's own (drawn before the end)
     inline_fonts: str = ""  # every font the states ask for, inert, laid out after the first paint (font_samples.py)
 
     def add(self, rel: str, data: bytes | Path) -> str:
@@ -146,6 +147,12 @@ def add_snapshots(site: Site, pre: dict) -> None:
     ahead = (f"{pre['default_lang']}-cache-{prompt + 1}", f"{pre['default_lang']}-full-{prompt}")
     site.inline_ahead = "".join(
         f'<template data-kv-ahead="{name}">{states[name + ".html"]}</template>' for name in ahead
+    )
+    # ... and their first parts (the title, the controls and the text: what a phone shows) right after the
+    # preview's own, so that a click made before the document's end is drawn there at once
+    site.inline_ahead_first = "".join(
+        f'<template data-kv-first="{name}">{states[name + ".html"].split(pre["progress_marker"])[0]}</template>'
+        for name in ahead
     )
     # ... and a click's layout does not wait for a font the first paint did not need: the loader lays out,
     # after the first paint, a sample of every kind of text of the states, those the first click shows first
@@ -300,6 +307,7 @@ def add_pages(site: Site) -> None:
         "{{SNAPSHOT_TOP}}": site.inline_snapshot[0],
         "{{SNAPSHOT_BOTTOM}}": site.inline_snapshot[1],
         "{{SNAPSHOT_AHEAD}}": site.inline_ahead,
+        "{{SNAPSHOT_AHEAD_FIRST}}": site.inline_ahead_first,
         "{{SNAPSHOT_FONTS}}": site.inline_fonts,
     }
     page = (STATIC / "index.html").read_text(encoding="utf-8")

@@ -363,16 +363,24 @@
       return [[null, () => parts[0].replaceWith(fresh)], [null, () => parts[1].replaceWith(figures)]];
     }
     const ops = [];
-    const pictures = fresh.querySelectorAll(".kv-picture");
-    parts[0].querySelectorAll(".kv-picture").forEach((picture, i) => diff(picture, pictures[i], ops));
+    firstPartOps(parts[0], fresh, ops);
     diff(parts[1], figures, ops);
+    return ops;
+  }
+
+  // The changes from the preview's first part drawn now (`part`: the title and the text, two pictures,
+  // and the control bar) to another state's (`fresh`).
+  function firstPartOps(part, fresh, ops) {
+    const bar = part.querySelector("[data-says]");
+    const next = fresh.querySelector("[data-says]");
+    const pictures = fresh.querySelectorAll(".kv-picture");
+    part.querySelectorAll(".kv-picture").forEach((picture, i) => diff(picture, pictures[i], ops));
     ops.push([bar, () => {
       bar.dataset.says = next.dataset.says;
       bar.dataset.kvState = next.dataset.kvState;
     }]);
     for (const sel of [".bar-t", ".said"]) diff(bar.querySelector(sel), next.querySelector(sel), ops);
     for (const b of bar.querySelectorAll("[data-mode]")) diff(b, next.querySelector(`[data-mode="${b.dataset.mode}"]`), ops);
-    return ops;
   }
 
   // What the preview shows changes only through swapPreview and announce (each counts a version): the
@@ -530,6 +538,7 @@
     usedAhead: 0, // swaps that applied changes found ahead
     splitAhead: 0, // of those, the swaps whose changes in sight were found ahead too (splitOps)
     drawnLater: 0, // changes out of the reader's sight, drawn in the frame after the answer's (swapPreview)
+    drawnEarly: null, // the state whose first part a click before the controls drew at once (drawEarly)
     parsedInSwap: [], // the states parsed by the swap that draws them, not ahead (swapPreview)
     fontsAsked: false, // every text of the font samples laid out (askForFonts)
     fontsWaited: 0, // times a text of them waited for a press's click (askForFonts)
@@ -540,6 +549,7 @@
   // for a copy into the page's document took 140 ms of a phone's main thread): read once the document
   // is parsed.
   function readAhead() {
+    for (const tpl of document.querySelectorAll("#kv-snapshot > template[data-kv-first]")) tpl.remove();
     for (const tpl of document.querySelectorAll("template[data-kv-ahead]")) {
       const name = tpl.dataset.kvAhead;
       if (name.startsWith(lang + "-")) {
@@ -652,7 +662,10 @@
         // marked after that frame (a mark here sent it to the browser in the click: 1-19 ms at 4x)
         if (kv.answers.length === 1) afterPaint(() => performance.mark("kv-first-answer", { startTime: at }));
         const words = says();
-        announce(say(words));
+        const text = say(words);
+        const said = saidEarly; // said when its first part was drawn (drawEarly), and nothing since: not again
+        saidEarly = null;
+        if (said !== text || $("kv-say").textContent !== text) announce(text);
         setPlayLabel(words);
         afterPaint(fetchAhead); // the next states' requests after this frame, not before it
       })
@@ -763,12 +776,18 @@
     act(name);
   }
 
-  function onClick(event, since) {
+  // The command a click on the preview gives: its button's, the mode switch's only to the other mode.
+  function clickCommand(event) {
     const button = event.target.closest("[data-kv]");
-    if (button) {
-      const cmd = button.dataset.kv;
-      if (cmd !== "mode") return act(cmd, since);
-      if (button.dataset.mode !== pv.mode) act("toggle", since);
+    if (!button) return null;
+    const cmd = button.dataset.kv;
+    return cmd !== "mode" ? cmd : button.dataset.mode !== pv.mode ? "toggle" : null;
+  }
+
+  function onClick(event, since) {
+    if (event.target.closest("[data-kv]")) {
+      const cmd = clickCommand(event);
+      if (cmd) act(cmd, since);
       return;
     }
     if (event.target.closest(".cardhead, .speed, .card")) {
@@ -808,13 +827,45 @@
   const early = [];
   function keepEarly(event) {
     if (controlsStarted || live || pv.done) return;
+    let cmd;
     if (event.type === "click") {
-      if (event.target.closest && event.target.closest("#kv-snapshot")) early.push(event);
-      return;
+      if (!event.target.closest || !event.target.closest("#kv-snapshot")) return;
+      cmd = clickCommand(event);
+    } else {
+      cmd = keyCommand(event);
+      if (!cmd) return;
+      event.preventDefault();
     }
-    if (!keyCommand(event)) return;
-    event.preventDefault();
     early.push(event);
+    if (cmd && !movedEarly) drawEarly(cmd);
+    if (cmd) movedEarly = true;
+  }
+
+  // The first of them the controls answer, if it is Avanzar or the mode switch, is drawn at once in
+  // the preview's first part (the title, the controls and the text: all a phone shows), from the first
+  // parts of the two states index.html carries right after the preview's own (the whole states come at
+  // the document's end, parsed after the frame that lays out the figures: at 4x a click at the first
+  // paint waited 250-300 ms for the controls and the answer), and the live region says its words. The
+  // rest of the answer (the figures) is the kept click's, when the controls start: its changes in the
+  // first part are then none, and its words are not said again.
+  let movedEarly = false;
+  let saidEarly = null;
+  function drawEarly(cmd) {
+    if (!pv.active || preview.name !== cfg.inlineState) return;
+    const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
+    const name = cmd === "step" ? stateName(pv.mode, pv.t + 1) : cmd === "toggle" ? stateName(other, pv.t) : null;
+    const tpl = name && document.querySelector(`#kv-snapshot > template[data-kv-first="${name}"]`);
+    // a template the parser has gone past is whole (its content, parsed before it went on)
+    const part = document.querySelector("#kv-snapshot > .kv-snap");
+    if (!tpl || !tpl.nextSibling || !part) return;
+    const ops = [];
+    firstPartOps(part, tpl.content.firstElementChild, ops);
+    for (const [, op] of ops) op();
+    drawnVersion += 1;
+    pv.drawnEarly = name; // tests/test_preview_browser.py
+    const words = says();
+    saidEarly = cmd === "step" ? words.step : words.mode[other];
+    announce(saidEarly);
   }
   document.addEventListener("click", keepEarly, true);
   document.addEventListener("keydown", keepEarly, true);

@@ -128,19 +128,34 @@ def clicks_answered(probe: dict) -> list[dict]:
     counted as 16). Otherwise (the state was still on its way) by the probe's frames: the task the first
     frame that finds the answer made posts, which runs after that frame's style, layout and paint but
     also after the tasks queued before it (a fetch's response, a font's slice): an upper bound, which
-    until 2026-12-04 timed every click (docs/performance.md, "fourteenth session")."""
+    until 2026-12-04 timed every click (docs/performance.md, "fourteenth session"). A click made before
+    the controls started whose step the loader drew at once in the preview's first part (the title, the
+    controls and the text: t = 3 shown; static/loader.js drawEarly) is answered in its own handling too,
+    timed by Event Timing; "whole", from the click: for such a click, when the frame that drew the rest of
+    its answer (the figures, when the controls started) was done, by the probe's frames; for any other,
+    its answer's frame ("latency")."""
     frames, events, out = probe.get("frames", []), probe.get("events", []), []
     for n, c in enumerate(probe.get("clicks", [])):
         if c["answer"] > len(frames):
             continue  # the live page answered it
         after = frames[c["answer"] - 1]
         at = c.get("clickAt")
-        if c.get("inClick") and at is not None:
+        if (c.get("inClick") or c.get("firstPart")) and at is not None:
             entry = next((e for e in events if abs(e[0] - at) < 0.5), None)
-            drawn, by = at + (entry[2] if entry else UNDER), "event timing"
+            drawn = at + (entry[2] if entry else UNDER)
+            by = "event timing, first part" if c.get("firstPart") else "event timing"
         else:
             drawn, by = after, "probe"
-        out.append({"n": n, "drawn": drawn, "latency": drawn - c["at"], "by": by, "task_after": after - c["at"]})
+        out.append(
+            {
+                "n": n,
+                "drawn": drawn,
+                "latency": drawn - c["at"],
+                "by": by,
+                "task_after": after - c["at"],
+                "whole": (max(drawn, after) if c.get("firstPart") else drawn) - c["at"],
+            }
+        )
     return out
 
 
@@ -416,6 +431,10 @@ def times_table(res: dict, throttles, rounds: int) -> str:
         (
             "cold: that click to its frame",
             lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("latency"))),
+        ),
+        (
+            "cold: that click to the frame of its whole answer",
+            lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("whole"))),
         ),
         (
             "cold: that click, after the controls answered",

@@ -11,7 +11,23 @@ def probe(clicks, frames, events):
 def test_a_click_answered_in_its_own_handling_is_timed_by_event_timing():
     clicks = [{"at": 1000.0, "answer": 1, "clickAt": 1000.25, "inClick": True}]
     (got,) = clicks_answered(probe(clicks, [1150.0], [[1000.25, 1030.0, 88]]))
-    assert got == {"n": 0, "drawn": 1088.25, "latency": 88.25, "by": "event timing", "task_after": 150.0}
+    assert got == {
+        "n": 0,
+        "drawn": 1088.25,
+        "latency": 88.25,
+        "by": "event timing",
+        "task_after": 150.0,
+        "whole": 88.25,
+    }
+
+
+def test_a_click_drawn_early_is_timed_by_event_timing_and_its_whole_answer_by_the_probe():
+    """Made before the controls started, its step drawn at once in the preview's first part (t = 3 shown):
+    that frame is Event Timing's; the rest of the answer, drawn when the controls start, the probe's."""
+    clicks = [{"at": 1000.0, "answer": 1, "clickAt": 1000.5, "inClick": False, "firstPart": True}]
+    (got,) = clicks_answered(probe(clicks, [1290.0], [[1000.5, 1040.0, 104]]))
+    assert (got["drawn"], got["latency"], got["by"]) == (1104.5, 104.5, "event timing, first part")
+    assert got["whole"] == 290.0
 
 
 def test_a_click_event_timing_did_not_report_took_under_its_threshold():

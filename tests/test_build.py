@@ -323,7 +323,15 @@ def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
     for name in ahead:
         state = next((dist / "assets").glob(f"states-*/{name}.html")).read_text()
         assert f'<template data-kv-ahead="{name}">{state}</template>' in page
-    assert page.index('id="kv-loader"') < page.index("<template")  # after the first paint's own HTML
+    assert page.index('id="kv-loader"') < page.index("<template data-kv-ahead")  # after the first paint's own HTML
+    # and their first parts (the title, the controls and the text) right after the preview's own, before the
+    # loading card and the figures: a click before the document's end is drawn there at once
+    first = re.findall(r'<template data-kv-first="([\w-]+)">', page)
+    assert first == ahead, first
+    for name in ahead:
+        state = next((dist / "assets").glob(f"states-*/{name}.html")).read_text()
+        part = f'<template data-kv-first="{name}">{state.split("<!--kv-progress-->")[0]}</template>'
+        assert page.count(part) == 1 and page.index(top) < page.index(part) < page.index('id="kv-loader"')
     # and, inert for the loader to lay out after the first paint, every font the states will ask for
     # (app/figure/font_samples.py): after the preview, outside it (the loader's selectors never meet it),
     # before the live page's place

@@ -152,12 +152,14 @@ class HeldParse:
 @pytest.mark.parametrize("width, height, key", [(360, 740, False), (1280, 800, True)])
 def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(site, browser, width, height, key):
     """Avanzar clicked (and, on the laptop, → pressed) on the painted preview before its controls start (the
-    document still being parsed): not lost; answered, in order, when the controls start, and the page says
-    the last step's words. The click's state is the one index.html carries parsed, drawn as it is (parsed
-    again, 80 ms of that click at 4x in a trace); the next states' requests and the font samples wait for
-    the frame that draws the answer. The wait is counted from the click. (The default language's
-    page: index.html's own preview paints before the document is parsed; another language's waits for its
-    state, swapped in as the controls start.)"""
+    document still being parsed): the click's step drawn at once in the preview's first part (the title,
+    the controls and the text), from the first part index.html carries right after the preview's; not
+    lost; answered, in order, when the controls start (the figures, the words), and the page says the
+    last step's words, every part of it the state's own file node for node. The click's state is the one
+    index.html carries parsed, drawn as it is (parsed again, 80 ms of that click at 4x in a trace); the
+    next states' requests and the font samples wait for the frame that draws the answer. The wait is
+    counted from the click. (The default language's page: index.html's own preview paints before the
+    document is parsed; another language's waits for its state, swapped in as the controls start.)"""
     lang = "es"
     t = 4 if key else 3
     with serve(site) as url:
@@ -173,7 +175,11 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
             " requestAnimationFrame(frame); })();"
             "new MutationObserver((_, seen) => { if (document.querySelector('.kv-fonts')) {"
             " window.fontsAt = performance.now(); seen.disconnect(); } })"
-            ".observe(document, { childList: true, subtree: true })"
+            ".observe(document, { childList: true, subtree: true });"
+            # what the live region is given to say, each time
+            "window.sayings = []; new MutationObserver((records) => { const say = document.getElementById('kv-say');"
+            " if (records.some((r) => say && say.contains(r.target))) sayings.push(say.textContent); })"
+            ".observe(document, { childList: true, characterData: true, subtree: true })"
         )
         snap = page.locator("#kv-snapshot")
         snap.get_by_role("button", name=tr(lang, "step"), exact=True).click()
@@ -181,9 +187,18 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
             page.keyboard.press("ArrowRight")
         assert page.evaluate("document.readyState") == "loading" and parse.held  # the parse still held
         assert page.evaluate("performance.getEntriesByName('kv-controls').length") == 0
-        assert "t = 2 / 64" in snap.locator(".topbar").inner_text()  # not answered yet
+        # the click's step in the first part, at once (a key after it waits for the controls)
+        assert "t = 3 / 64" in snap.locator(".topbar").inner_text()
+        assert page.evaluate("[kv.preview.drawnEarly, kv.preview.log.length, kv.answers]") == [
+            f"{lang}-cache-3",
+            0,
+            None,
+        ]
+        step = tr(lang, "live_step", t=3, n=64, tok="@", mode="@", c="@").split("@")[0]
+        assert said(page).startswith(step)  # and its words, at once
         parse.release()
         preview_at(page, f"{lang}-cache-{t}")
+        assert page.evaluate(SAME_AS_ITS_FILE, f"{lang}-cache-{t}") == [True, True]
         assert page.evaluate("window.kv.preview.log.map((e) => e.cmd)") == ["step"] * (t - 2)
         assert f"{lang}-cache-3" not in page.evaluate("window.kv.preview.parsedInSwap")
         # the reader's wait is counted from the click, not from the controls' start
@@ -206,9 +221,54 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
         assert min(requested) > drawn and fonts > frame, (drawn, frame, requested, fonts)
         assert f"t = {t} / 64" in snap.locator(".topbar").inner_text()
         assert said(page).startswith(tr(lang, "live_step", t=t, n=64, tok="@", mode="@", c="@").split("@")[0])
+        # each step's words said once: the click's when its first part was drawn, not again with the rest
+        sayings = page.evaluate("sayings")
+        assert len(sayings) == t - 2 and all(
+            w.startswith(f"{step.split()[0]} {k}") for k, w in enumerate(sayings, 3)
+        ), sayings
         app.release()
         wait_ready(page)
         wait_t(page, t)
+        assert not [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
+        context.close()
+
+
+def test_the_mode_switch_before_the_controls_start_is_drawn_at_once_and_answered_when_they_do(site, browser):
+    """Sin caché clicked on the painted preview before its controls start: the first part (the switch, the
+    bar, the text) shows the mode at once, from the first part index.html carries; when the controls start,
+    the figures follow and the page says the mode's words, the whole state its own file node for node. A
+    click on the mode already shown changes nothing; a click after the one drawn waits for the controls."""
+    with serve(site) as url:
+        context = browser.new_context(viewport={"width": 360, "height": 740})
+        app = HeldApp(context)
+        parse = HeldParse(context)
+        page = record_console(context.new_page())
+        page.goto(url + "index.html", wait_until="commit")
+        snap = page.locator("#kv-snapshot")
+        bar = snap.locator(".topbar")
+        bar.locator("[data-mode=cache]").click()  # the mode shown: nothing to do
+        assert page.evaluate("kv.preview.drawnEarly") is None
+        pressed = "[data-mode={}][aria-pressed=true]"
+        assert bar.locator(pressed.format("cache")).count() == 1
+        snap.get_by_role("button", name=tr("es", "mode_full"), exact=True).click()
+        assert page.evaluate("document.readyState") == "loading" and parse.held
+        assert page.evaluate("[kv.preview.drawnEarly, document.getElementById('kv-snapshot').dataset.state]") == [
+            "es-full-2",
+            "es-cache-2",
+        ]
+        assert bar.locator(pressed.format("full")).count() == 1 and said(page) == tr(
+            "es", "live_mode", mode=tr("es", "mode_full")
+        )
+        snap.get_by_role("button", name=tr("es", "step"), exact=True).click()  # kept, drawn when they start
+        assert "t = 2 / 64" in bar.inner_text()
+        parse.release()
+        preview_at(page, "es-full-3")
+        assert page.evaluate(SAME_AS_ITS_FILE, "es-full-3") == [True, True]
+        assert page.evaluate("window.kv.preview.log.map((e) => e.cmd)") == ["toggle", "step"]
+        assert said(page).startswith(tr("es", "live_step", t=3, n=64, tok="@", mode="@", c="@").split("@")[0])
+        app.release()
+        wait_ready(page)
+        wait_t(page, 3)
         assert not [m for m in page.console_messages if m.startswith(("error", "pageerror"))]
         context.close()
 

@@ -29,7 +29,9 @@
   // event's entry, [startTime (the event's timeStamp), processingEnd, duration (to the presentation of
   // the next frame after its handlers, to 8 ms)]; and, heard last (the window, bubbling: the page's
   // handler and its promise jobs have run), whether the click's answer was made in its own handling, so
-  // that the frame Event Timing times is the frame that draws it.
+  // that the frame Event Timing times is the frame that draws it; and whether, made before the preview's
+  // controls started, the click's step was drawn in its own handling in the preview's first part (the
+  // title, the controls and the text; static/loader.js drawEarly), the rest coming when they start.
   window.__probe.events = [];
   try {
     new PerformanceObserver((list) => {
@@ -43,6 +45,7 @@
     if (!e.isTrusted || !c || c.clickAt !== undefined) return;
     c.clickAt = e.timeStamp;
     c.inClick = ((window.kv && window.kv.answers) || []).length >= c.answer;
+    c.firstPart = c.answer === 1 && !!(window.kv && window.kv.preview && window.kv.preview.drawnEarly);
   });
   // The frames are looked at only while a click waits for its answer's (a look each frame, and a timer
   // every 10 ms until the first paint, are work on a throttled main thread that a reader's page does
