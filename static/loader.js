@@ -563,6 +563,7 @@
   const stateFetches = new Map(); // state name -> the promise of its HTML
   let chain = Promise.resolve(); // the states are drawn in the order of the actions
   const stateName = (mode, t) => `${lang}-${mode}-${t}`;
+  const otherMode = () => cfg.query.params.mode.choices.find((m) => m !== pv.mode);
 
   function loadState(name) {
     if (stateTexts.has(name)) return Promise.resolve(stateTexts.get(name));
@@ -587,7 +588,7 @@
   // changes, found by the click itself, were a fifth of the click's time).
   function fetchAhead(first = false) {
     if (pv.done || !pv.active) return;
-    const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
+    const other = otherMode();
     const names = [stateName(other, pv.t)];
     if (pv.t !== PROMPT) names.push(stateName(pv.mode, PROMPT), stateName(pv.mode, pv.t - 1));
     for (let k = 1; k <= (pv.playing ? 3 : 1) && pv.t + k <= LAST; k++) names.push(stateName(pv.mode, pv.t + k));
@@ -717,7 +718,7 @@
   function act(cmd, since) {
     if (pv.done || live) return;
     if (pv.kept || !pv.active) return keep(cmd);
-    const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
+    const other = otherMode();
     switch (cmd) {
       case "step":
         if (pv.t >= LAST) return keep(cmd); // past the window: the model's own IndexError
@@ -852,7 +853,7 @@
   let saidEarly = null;
   function drawEarly(cmd) {
     if (!pv.active || preview.name !== cfg.inlineState) return;
-    const other = cfg.query.params.mode.choices.find((m) => m !== pv.mode);
+    const other = otherMode();
     const name = cmd === "step" ? stateName(pv.mode, pv.t + 1) : cmd === "toggle" ? stateName(other, pv.t) : null;
     const tpl = name && document.querySelector(`#kv-snapshot > template[data-kv-first="${name}"]`);
     // a template the parser has gone past is whole (its content, parsed before it went on)

@@ -78,6 +78,22 @@ def said(page) -> str:
     return page.locator("#kv-say").inner_text()
 
 
+def step_words(lang: str, t: int) -> str:
+    """How the live region's words for a step to position t begin (the token, mode and count vary)."""
+    return tr(lang, "live_step", t=t, n=64, tok="@", mode="@", c="@").split("@")[0]
+
+
+def open_parse_held(browser, url: str, width: int, height: int):
+    """A page of url loading with the app archive and the document's parse held (HeldApp, HeldParse): its
+    preview painted, its controls not started. (context, page, app, parse)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    app = HeldApp(context)
+    parse = HeldParse(context)
+    page = record_console(context.new_page())
+    page.goto(url, wait_until="commit")
+    return context, page, app, parse
+
+
 @pytest.mark.parametrize("lang, told", [("es", True), ("en", False)])
 def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
     """Avanzar twice and Sin caché on the preview: answered at once, with the live page's words; the live
@@ -90,7 +106,7 @@ def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
         step = snap.get_by_role("button", name=t("step"))
         step.click()
         preview_at(page, f"{lang}-cache-3")
-        assert said(page).startswith(t("live_step", t=3, n=64, tok="@", mode="@", c="@").split("@")[0])
+        assert said(page).startswith(step_words(lang, 3))
         step.click()
         snap.get_by_role("button", name=t("mode_full")).click()
         preview_at(page, f"{lang}-full-4")
@@ -163,11 +179,7 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
     lang = "es"
     t = 4 if key else 3
     with serve(site) as url:
-        context = browser.new_context(viewport={"width": width, "height": height})
-        app = HeldApp(context)
-        parse = HeldParse(context)
-        page = record_console(context.new_page())
-        page.goto(url + "index.html", wait_until="commit")
+        context, page, app, parse = open_parse_held(browser, url + "index.html", width, height)
         page.evaluate(
             "addEventListener('click', (e) => { window.clickAt = e.timeStamp; }, { capture: true, once: true });"
             # when each frame starts to be drawn, and when the font samples come into the page
@@ -194,7 +206,7 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
             0,
             None,
         ]
-        step = tr(lang, "live_step", t=3, n=64, tok="@", mode="@", c="@").split("@")[0]
+        step = step_words(lang, 3)
         assert said(page).startswith(step)  # and its words, at once
         parse.release()
         preview_at(page, f"{lang}-cache-{t}")
@@ -220,7 +232,7 @@ def test_a_click_and_a_key_before_the_controls_start_are_answered_when_they_do(s
         frame = min(f for f in frames if f > drawn)  # the frame that draws the answer
         assert min(requested) > drawn and fonts > frame, (drawn, frame, requested, fonts)
         assert f"t = {t} / 64" in snap.locator(".topbar").inner_text()
-        assert said(page).startswith(tr(lang, "live_step", t=t, n=64, tok="@", mode="@", c="@").split("@")[0])
+        assert said(page).startswith(step_words(lang, t))
         # each step's words said once: the click's when its first part was drawn, not again with the rest
         sayings = page.evaluate("sayings")
         assert len(sayings) == t - 2 and all(
@@ -239,11 +251,7 @@ def test_the_mode_switch_before_the_controls_start_is_drawn_at_once_and_answered
     the figures follow and the page says the mode's words, the whole state its own file node for node. A
     click on the mode already shown changes nothing; a click after the one drawn waits for the controls."""
     with serve(site) as url:
-        context = browser.new_context(viewport={"width": 360, "height": 740})
-        app = HeldApp(context)
-        parse = HeldParse(context)
-        page = record_console(context.new_page())
-        page.goto(url + "index.html", wait_until="commit")
+        context, page, app, parse = open_parse_held(browser, url + "index.html", 360, 740)
         snap = page.locator("#kv-snapshot")
         bar = snap.locator(".topbar")
         bar.locator("[data-mode=cache]").click()  # the mode shown: nothing to do
@@ -265,7 +273,7 @@ def test_the_mode_switch_before_the_controls_start_is_drawn_at_once_and_answered
         preview_at(page, "es-full-3")
         assert page.evaluate(SAME_AS_ITS_FILE, "es-full-3") == [True, True]
         assert page.evaluate("window.kv.preview.log.map((e) => e.cmd)") == ["toggle", "step"]
-        assert said(page).startswith(tr("es", "live_step", t=3, n=64, tok="@", mode="@", c="@").split("@")[0])
+        assert said(page).startswith(step_words("es", 3))
         app.release()
         wait_ready(page)
         wait_t(page, 3)
@@ -285,7 +293,7 @@ def test_keys_and_animation_on_the_preview(site, browser):
         preview_at(page, "pt-full-3")
         page.keyboard.press("p")  # Animar: step after step, to the window's end
         page.wait_for_function("document.getElementById('kv-snapshot').dataset.state === 'pt-full-64'", timeout=30000)
-        assert said(page).startswith(tr("pt", "live_step", t=64, n=64, tok="@", mode="@", c="@").split("@")[0])
+        assert said(page).startswith(step_words("pt", 64))
         assert said(page).endswith(tr("pt", "window_full", n=64, next=65))  # stopped there, as the live page does
         assert page.evaluate("window.kv.preview.playing") is False
         page.keyboard.press("r")
@@ -653,7 +661,7 @@ def test_a_click_draws_what_the_reader_sees_in_its_own_frame(site, browser):
         page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
         page.keyboard.press("ArrowRight")
         preview_at(page, "es-cache-4")
-        assert said(page).startswith(tr("es", "live_step", t=4, n=64, tok="@", mode="@", c="@").split("@")[0])
+        assert said(page).startswith(step_words("es", 4))
         page.context.close()
 
 
