@@ -36,6 +36,12 @@ CPU throttled 4x); else a laptop's, 1280 x 800.
 controls start if they start later (the load benchmark's default clicks when they answer); the click then
 waits for them, and its time to its frame counts that wait.
 
+`--press MS`: every click holds the button down MS ms, as a reader's tap does (tests/bench_click.py's
+option): its time to its frame is then from the release (the click), and the press's own handling, done
+while the button is down, is the pointerdown's. Beside it, with or without: the click as INP counts an
+interaction, the slowest of its pointerdown and its click, each from its own input to the next frame
+after its handlers.
+
 `--main-alone`: each page's main thread on a core of its own, the browser's other threads on the others
 (`tests.browser.main_thread_alone`; why, in tests/bench_click.py and docs/performance.md).
 """
@@ -51,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +126,7 @@ MARKS_JS = (
 )
 
 
-def clicks_answered(probe: dict) -> list[dict]:
+def clicks_answered(probe: dict, from_release: bool = False) -> list[dict]:
     """Each real click on the preview's Avanzar that the preview answered (tests/bench/probe.js): when the
     frame that shows its answer was presented ("drawn", ms from navigation) and how long after the
     click's input ("latency": from its pointerdown's own timestamp, so a wait behind a running task
@@ -133,8 +140,12 @@ def clicks_answered(probe: dict) -> list[dict]:
     controls and the text: t = 3 shown; static/loader.js drawEarly) is answered in its own handling too,
     timed by Event Timing; "whole", from the click: for such a click, when the frame that drew the rest of
     its answer (the figures, when the controls started) was done, by the probe's frames; for any other,
-    its answer's frame ("latency")."""
+    its answer's frame ("latency"). `from_release` (a click held down: `--press`): both from the click
+    (the release), not the press. "inp": the interaction as INP counts it, the slowest of its click (to
+    its answer's frame) and its pointerdown, each from its own input to the next frame after its handlers
+    (Event Timing; one it does not report took under 16 ms)."""
     frames, events, out = probe.get("frames", []), probe.get("events", []), []
+    downs = probe.get("downs", [])
     for n, c in enumerate(probe.get("clicks", [])):
         if c["answer"] > len(frames):
             continue  # the live page answered it
@@ -146,14 +157,17 @@ def clicks_answered(probe: dict) -> list[dict]:
             by = "event timing, first part" if c.get("firstPart") else "event timing"
         else:
             drawn, by = after, "probe"
+        start = at if from_release and at is not None else c["at"]
+        down = next((d[1] for d in downs if abs(d[0] - c["at"]) < 0.5), UNDER)
         out.append(
             {
                 "n": n,
                 "drawn": drawn,
-                "latency": drawn - c["at"],
+                "latency": drawn - start,
                 "by": by,
-                "task_after": after - c["at"],
-                "whole": (max(drawn, after) if c.get("firstPart") else drawn) - c["at"],
+                "task_after": after - start,
+                "whole": (max(drawn, after) if c.get("firstPart") else drawn) - start,
+                "inp": max(drawn - (at if at is not None else c["at"]), down),
             }
         )
     return out
@@ -192,24 +206,31 @@ SPEED_JS = "() => { const t = performance.now(); let x = 0; for (let i = 0; i < 
 STORM_CLICKS, STORM_GAP_S = 20, 0.5
 
 
-def storm(page) -> None:
+@dataclass(frozen=True)
+class Reader:
+    """How the benchmark's reader clicks: the first click at the first paint (`at_paint`: `--at-paint`),
+    else when the controls answer; each click held `press` ms (`--press`; 0: press and release at once)."""
+
+    at_paint: bool = False
+    press: float = 0
+
+
+def storm(page, press: float = 0) -> None:
     """A reader who goes on clicking: Avanzar, every STORM_GAP_S seconds, STORM_CLICKS times, as real input
-    (the page's probe records each click and the frame of its answer)."""
+    (the page's probe records each click and the frame of its answer), each held `press` ms."""
     at = page.evaluate(centre_js("#kv-snapshot [data-kv=step]"))
     if at is None:  # the live page took over before the first click was answered (one made before the
         return  # controls, on a build that lost it): no preview to go on clicking
     x, y = at
     for _ in range(STORM_CLICKS):
-        page.mouse.click(x, y)
+        page.mouse.click(x, y, delay=press)
         time.sleep(STORM_GAP_S)  # the workload: a click every half second (not a wait for a condition)
 
 
-def visit(
-    context, url: str, log: list, throttle: float, step: bool, storming: bool = False, at_paint: bool = False
-) -> dict:
+def visit(context, url: str, log: list, throttle: float, step: bool, storming: bool = False, reader=Reader()) -> dict:
     """Load url in a new page of context; the times (ms from navigation start), marks and bytes. With
-    `storming`, after the first answered click, the reader goes on clicking (`storm`); with `at_paint`,
-    the first click comes at the first paint, not when the controls answer."""
+    `storming`, after the first answered click, the reader goes on clicking (`storm`); `reader`: when the
+    first click comes and how each is made."""
     log.clear()
     page = throttled_page(context, throttle)
     external = []
@@ -221,15 +242,15 @@ def visit(
     clicked = False
     if step:
         # not Playwright's waits: they add listeners to the clicks
-        button = wait_as_reader(page, PAINTED_JS if at_paint else CONTROLS_JS, TIMEOUT_MS, result=BUTTON_JS)
+        button = wait_as_reader(page, PAINTED_JS if reader.at_paint else CONTROLS_JS, TIMEOUT_MS, result=BUTTON_JS)
         if button:
-            page.mouse.click(*button)
+            page.mouse.click(*button, delay=reader.press)
             wait_as_reader(page, CLICKED_JS, TIMEOUT_MS)
             with contextlib.suppress(TimeoutError):
                 wait_as_reader(page, REPORTED_JS, 1000)
             clicked = True
         if storming and clicked:
-            storm(page)
+            storm(page, reader.press)
     wait_as_reader(
         page, "window.__probe && (window.__probe.ready !== undefined || window.__probe.error)", TIMEOUT_MS, every_ms=50
     )
@@ -237,7 +258,7 @@ def visit(
     out["first_click"] = clicked and not storming
     if "error" in out:
         raise RuntimeError(f"{url}: the page failed: {out['error']}")
-    answered = clicks_answered(out)
+    answered = clicks_answered(out, from_release=reader.press > 0)
     if storming:  # the clicks after the first
         out["storm"] = [c["latency"] for c in answered if c["n"] > 0]
         out["storm_by"] = [c["by"] for c in answered if c["n"] > 0]
@@ -266,21 +287,21 @@ def probed_context(browser, size: tuple = LAPTOP):
 
 
 def visit_both(
-    browser, url: str, log: list, throttle: float, step: bool, size: tuple = LAPTOP, at_paint: bool = False
+    browser, url: str, log: list, throttle: float, step: bool, size: tuple = LAPTOP, reader=Reader()
 ) -> tuple[dict, dict]:
     """A cold visit (empty cache, then the first step) and a warm one in the same context; where the
     preview answers clicks (`step`), a third, cold, in which the reader goes on clicking while the
     page loads (its clicks' answers: the cold visit's "storm")."""
     context = probed_context(browser, size)
     try:
-        cold = visit(context, url, log, throttle, step, at_paint=at_paint)
+        cold = visit(context, url, log, throttle, step, reader=reader)
         warm = visit(context, url, log, throttle, False)
     finally:
         context.close()
     if step:
         context = probed_context(browser, size)
         try:
-            stormy = visit(context, url, log, throttle, True, storming=True, at_paint=at_paint)
+            stormy = visit(context, url, log, throttle, True, storming=True, reader=reader)
             cold["storm"], cold["storm_by"] = stormy.get("storm"), stormy.get("storm_by")
         finally:
             context.close()
@@ -327,7 +348,7 @@ def one_line(name: str, throttle: float, r: int, cold: dict, warm: dict) -> str:
     )
 
 
-def measure(servers: dict, log: list, rounds: int, throttles, size: tuple = LAPTOP, at_paint: bool = False) -> dict:
+def measure(servers: dict, log: list, rounds: int, throttles, size: tuple = LAPTOP, reader=Reader()) -> dict:
     """Every round, throttle and site, interleaved (load on the machine spreads over all); `log`
     receives every response the servers send."""
     res = {t: {name: {"cold": [], "warm": []} for name in servers} for t in throttles}
@@ -345,7 +366,7 @@ def measure(servers: dict, log: list, rounds: int, throttles, size: tuple = LAPT
                         throttle,
                         step=name in ("site", "before", "convert"),
                         size=size,
-                        at_paint=at_paint,
+                        reader=reader,
                     )
                     res[throttle][name]["cold"].append(cold)
                     res[throttle][name]["warm"].append(warm)
@@ -431,6 +452,10 @@ def times_table(res: dict, throttles, rounds: int) -> str:
         (
             "cold: that click to its frame",
             lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("latency"))),
+        ),
+        (
+            "cold: that click as INP counts it (its pointerdown or click, the slower, to its next frame)",
+            lambda r: fmt_ms(cold_median(r, lambda v: v.get("answer", {}).get("inp"))),
         ),
         (
             "cold: that click to the frame of its whole answer",
@@ -534,6 +559,9 @@ def goals(res: dict, throttles, name: str = "site") -> list[str]:
         if t >= 4 and answered is not None:  # issue 21: the first click, made at once on the first paint
             out.append(line(f"first answered click at {t:g}x within 1.5 s", fmt_s(answered), answered <= 1500))
             out.append(line(f"that click to its frame at {t:g}x within 100 ms", fmt_ms(latency), latency <= 100))
+            inp = cold_median(site, lambda v: v.get("answer", {}).get("inp"))
+            if inp is not None:
+                out.append(line(f"that click as INP counts it at {t:g}x within 100 ms", fmt_ms(inp), inp <= 100))
     site = next((res[t][name] for t in throttles if name in res[t]), None)
     if site is not None:
         cold = cold_median(site, lambda v: sum(v["bytes"].values()))
@@ -550,7 +578,8 @@ def report(res: dict, args, machine: dict) -> str:
         f"(2 cores); build of the static site (warm cache): {machine['build_s']:.1f} s; "
         + ("a phone's screen, 360 x 740 px" if args.phone else "a laptop's screen, 1280 x 800 px")
         + ("; each page's main thread on a core of its own" if args.main_alone else "")
-        + ("; the first click at the first paint (--at-paint)" if args.at_paint else ""),
+        + ("; the first click at the first paint (--at-paint)" if args.at_paint else "")
+        + (f"; each click held {args.press:g} ms, timed from its release (--press)" if args.press else ""),
         "",
         times_table(res, throttles, args.rounds),
         "",
@@ -585,6 +614,9 @@ def main(argv=None) -> int:
         help="the first click at the first paint, before the controls start if they start later",
     )
     ap.add_argument(
+        "--press", type=float, default=0, help="ms each click holds the button down (0: press and release at once)"
+    )
+    ap.add_argument(
         "--main-alone",
         action="store_true",
         help="each page's main thread on a core of its own, the browser's other threads on the others (Linux)",
@@ -601,7 +633,8 @@ def main(argv=None) -> int:
         servers = serve_sites(made, log)
         try:
             with main_thread_alone() if args.main_alone else contextlib.nullcontext():
-                res = measure(servers, log, args.rounds, args.throttle, PHONE if args.phone else LAPTOP, args.at_paint)
+                size = PHONE if args.phone else LAPTOP
+                res = measure(servers, log, args.rounds, args.throttle, size, Reader(args.at_paint, args.press))
         finally:
             for server, _ in servers.values():
                 server.shutdown()

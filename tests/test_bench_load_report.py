@@ -4,8 +4,8 @@ and the goals it says are met or missed. Records shaped as tests/bench/probe.js 
 from tests.bench_load import clicks_answered, goals
 
 
-def probe(clicks, frames, events):
-    return {"clicks": clicks, "frames": frames, "events": events}
+def probe(clicks, frames, events, downs=()):
+    return {"clicks": clicks, "frames": frames, "events": events, "downs": list(downs)}
 
 
 def test_a_click_answered_in_its_own_handling_is_timed_by_event_timing():
@@ -18,7 +18,20 @@ def test_a_click_answered_in_its_own_handling_is_timed_by_event_timing():
         "by": "event timing",
         "task_after": 150.0,
         "whole": 88.25,
+        "inp": 88.0,
     }
+
+
+def test_a_click_held_down_is_timed_from_its_release_and_as_inp_counts_it():
+    """A reader's tap (`--press`): the button held 80 ms; its answer's frame 56 ms after the release. INP's
+    reading: the slower of the click (56) and the pointerdown (its own frame, while the button was down)."""
+    clicks = [{"at": 1000.0, "answer": 1, "clickAt": 1080.0, "inClick": True}]
+    (got,) = clicks_answered(probe(clicks, [1150.0], [[1080.0, 1100.0, 56]], [[1000.0, 24]]), from_release=True)
+    assert (got["drawn"], got["latency"], got["whole"], got["inp"]) == (1136.0, 56.0, 56.0, 56.0)
+    (held,) = clicks_answered(probe(clicks, [1150.0], [[1080.0, 1100.0, 56]], [[1000.0, 24]]))
+    assert held["latency"] == 136.0  # from the press: the 80 ms the reader held the button counted
+    (slow_press,) = clicks_answered(probe(clicks, [1150.0], [[1080.0, 1100.0, 56]], [[1000.0, 120]]), from_release=True)
+    assert slow_press["inp"] == 120.0  # the press waited for a frame 120 ms: INP's reading is the slower
 
 
 def test_a_click_drawn_early_is_timed_by_event_timing_and_its_whole_answer_by_the_probe():
@@ -50,6 +63,8 @@ def visit(fp, ready, answer=None, step=50.0, mb=9.9, warm_mb=0.0):
     cold = {"fp": fp, "ready": ready, "step": {"changed": step}, "bytes": {"page": mb * 1e6}}
     if answer is not None:
         cold["answer"] = {"drawn": answer[0], "latency": answer[1]}
+        if len(answer) > 2:
+            cold["answer"]["inp"] = answer[2]
     return cold, {"ready": ready, "bytes": {"page": warm_mb * 1e6}}
 
 
@@ -66,6 +81,16 @@ def test_the_first_click_s_goals_are_read_from_the_medians_at_4x():
     lines = goals({4.0: {"site": slower}}, [4.0])
     assert "- first answered click at 4x within 1.5 s: 1.60 s — MISSED" in lines
     assert "- that click to its frame at 4x within 100 ms: 104 ms — MISSED" in lines
+    assert not [g for g in lines if "INP" in g]  # records without it (before --press): no such line
+
+
+def test_the_first_click_as_inp_counts_it_is_a_goal_line_of_its_own():
+    site = results(
+        visit(700, 7000, (900, 130, 64)), visit(720, 7100, (1400, 150, 88)), visit(800, 7300, (1700, 90, 120))
+    )
+    lines = goals({4.0: {"site": site}}, [4.0])
+    assert "- that click to its frame at 4x within 100 ms: 130 ms — MISSED" in lines
+    assert "- that click as INP counts it at 4x within 100 ms: 88 ms — met" in lines
 
 
 def test_no_first_click_goal_where_no_click_was_answered_or_at_full_speed():

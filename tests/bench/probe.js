@@ -33,10 +33,12 @@
   // controls started, the click's step was drawn in its own handling in the preview's first part (the
   // title, the controls and the text; static/loader.js drawEarly), the rest coming when they start.
   window.__probe.events = [];
+  window.__probe.downs = []; // the pointerdowns' entries: [startTime, duration] (INP's other half of a click)
   try {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) {
         if (e.name === "click") window.__probe.events.push([e.startTime, e.processingEnd, e.duration]);
+        else if (e.name === "pointerdown") window.__probe.downs.push([e.startTime, e.duration]);
       }
     }).observe({ type: "event", durationThreshold: 16, buffered: true });
   } catch (e) { /* no Event Timing: the frames below time every click */ }
