@@ -15,7 +15,8 @@ to the handlers' end ("handled") and to the next paint after them ("painted"; th
 the click's own task, so that paint shows it), to 8 ms; a click it does not report (under 16 ms) counts
 as 16. The bench waits through `evaluate` only (`tests.browser.wait_as_reader`): Playwright's own waits
 leave listeners on the page that every input would run, and a reader's page has none. Prints medians
-over `--rounds` fresh pages per site, the sites alternating.
+over `--rounds` fresh pages per site, the sites alternating, and the phone the throttle made of the machine
+before and after (Lighthouse's BenchmarkIndex: tests/device.py).
 
 `--booting` lets the app's archive through: Pyodide boots and Python builds the app while the first click
 is answered, as in a reader's page and in tests.bench_load (which times that click by Event Timing too,
@@ -61,6 +62,7 @@ from tests.browser import (  # noqa: E402
     throttled_page,
     wait_as_reader,
 )
+from tests.device import host_line, indexes  # noqa: E402
 
 # run in every page before its own scripts (an init script: no round trip between the controls and the click)
 OBSERVE_JS = """window.__clicks = [];
@@ -156,6 +158,7 @@ def main() -> None:
     if args.booting:
         args.clicks = 0
     size = PHONE if args.phone else LAPTOP
+    before = indexes([args.throttle])
     with tempfile.TemporaryDirectory() as tmp, main_thread_alone() if args.main_alone else contextlib.nullcontext():
         more = {"floor": make_floor(args.site, Path(tmp) / "floor")} if args.floor else None
         pages = alternating_rounds(
@@ -165,6 +168,7 @@ def main() -> None:
             ),
             more,
         )
+    after = indexes([args.throttle])
     results = {
         name: {
             "first": [got["first"] for got in got_all],
@@ -190,6 +194,7 @@ def main() -> None:
             f"handled {median(r['later'], 0)}, painted {median(r['later'], 1)} | Reiniciar: "
             f"painted {median(r['resets'], 1)}"
         )
+    print(host_line(before, after) + " (tests/device.py)")
 
 
 if __name__ == "__main__":

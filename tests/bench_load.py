@@ -27,7 +27,9 @@ Not a test: it prints numbers. In one run:
      answered and each click's time to its frame, the event's own timestamp so a wait behind a running
      task counts), bytes the server sent by kind, the
      ratios the goals name, where the time goes (the performance marks of the page and its worker) and
-     the machine's own speed (`python -m model.bench`, position 64), with the load average before and after.
+     the machine's own speed (`python -m model.bench`, position 64), with the load average before and after,
+     and the phone each throttle makes of it (Lighthouse's BenchmarkIndex in a blank page before and after
+     the run, beside Chrome DevTools' two calibrated phones: tests/device.py).
 
 `--phone`: every page on a phone's screen, 360 x 740 px (the house's phone reader is that screen with the
 CPU throttled 4x); else a laptop's, 1280 x 800.
@@ -76,6 +78,7 @@ from tests.browser import (  # noqa: E402
     throttled_page,
     wait_as_reader,
 )
+from tests.device import host_line, indexes  # noqa: E402
 from tests.site_fixtures import compiled_wheels_dir  # noqa: E402
 
 SITES = ("site", "bare", "convert")
@@ -151,13 +154,14 @@ def clicks_answered(probe: dict, from_release: bool = False) -> list[dict]:
             continue  # the live page answered it
         after = frames[c["answer"] - 1]
         at = c.get("clickAt")
+        click = at if at is not None else c["at"]  # the click's own input (its release), else the press
         if (c.get("inClick") or c.get("firstPart")) and at is not None:
             entry = next((e for e in events if abs(e[0] - at) < 0.5), None)
             drawn = at + (entry[2] if entry else UNDER)
             by = "event timing, first part" if c.get("firstPart") else "event timing"
         else:
             drawn, by = after, "probe"
-        start = at if from_release and at is not None else c["at"]
+        start = click if from_release else c["at"]
         down = next((d[1] for d in downs if abs(d[0] - c["at"]) < 0.5), UNDER)
         out.append(
             {
@@ -167,7 +171,7 @@ def clicks_answered(probe: dict, from_release: bool = False) -> list[dict]:
                 "by": by,
                 "task_after": after - start,
                 "whole": (max(drawn, after) if c.get("firstPart") else drawn) - start,
-                "inp": max(drawn - (at if at is not None else c["at"]), down),
+                "inp": max(drawn - click, down),
             }
         )
     return out
@@ -581,6 +585,11 @@ def report(res: dict, args, machine: dict) -> str:
         + ("; the first click at the first paint (--at-paint)" if args.at_paint else "")
         + (f"; each click held {args.press:g} ms, timed from its release (--press)" if args.press else ""),
         "",
+        *(
+            [host_line(*machine["index"]) + " (tests/device.py: the phone each throttle makes of this machine)", ""]
+            if len(machine.get("index", [])) == 2
+            else []
+        ),
         times_table(res, throttles, args.rounds),
         "",
         breakdown(res, throttles),
@@ -625,7 +634,7 @@ def main(argv=None) -> int:
     if compiled_wheels_dir() is None:
         print("the compiled Pyodide wheels are not available (see tests/site_fixtures.py)", file=sys.stderr)
         return 2
-    machine = {"bench": model_bench(), "load": [loadavg()]}
+    machine = {"bench": model_bench(), "load": [loadavg()], "index": [indexes(args.throttle)]}
     work = Path(tempfile.mkdtemp(prefix="kv-bench-"))
     try:
         made, machine["build_s"] = make_sites(work, args.cache, args.sites, args.compare)
@@ -645,6 +654,7 @@ def main(argv=None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     machine["load"].append(loadavg())
+    machine["index"].append(indexes(args.throttle))
     print()
     print(report(res, args, machine))
     if args.json:
