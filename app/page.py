@@ -86,7 +86,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.state.redraw(weights=weights)
 
     def relabel(self):
-        self.more_heading.object = f"<h2>{esc(self.t('more_heading'))}</h2>"
+        self.more_heading.object = f"<h2>{esc(self.tr('more_heading'))}</h2>"
         self.a11y.lang = self.lang
 
     def __panel__(self):

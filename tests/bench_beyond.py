@@ -28,9 +28,9 @@ SECTIONS = (  # card title, run button, status, table, the sentences under it
     (
         "The draft and the check: speculative decoding",
         "Measure speculation in my browser",
-        "spec-status",
-        "spec-table",
-        "spec-explain",
+        "speculative-status",
+        "speculative-table",
+        "speculative-explain",
     ),
 )
 
@@ -63,8 +63,8 @@ def main(argv=None) -> int:
             page.locator(f"[data-testid={status}][data-run='1'][data-state=done]").wait_for(timeout=600_000)
             print(f"\n{title}")
             print_table(page, table)
-            extra = page.locator("[data-testid=spec-c]")
-            if status == "spec-status" and extra.count():
+            extra = page.locator("[data-testid=speculative-c]")
+            if status == "speculative-status" and extra.count():
                 print(extra.inner_text())
             print(page.locator(f"[data-testid={explain}]").inner_text())
     return 0

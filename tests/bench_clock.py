@@ -40,7 +40,7 @@ def busy_core(core: int = 1, on: bool = True):
 
 def last_row(page) -> dict:
     """The lab table's last row: position, ms with and without the cache, the clock's ratio."""
-    cells = page.locator("[data-testid=lab-table] tbody tr").last.locator("td").all_inner_texts()
+    cells = page.locator("[data-testid=timing-table] tbody tr").last.locator("td").all_inner_texts()
     number = lambda s: float(plain(s).replace("ms", "").replace("×", ""))
     return {
         "t": int(cells[0]),
@@ -53,7 +53,7 @@ def last_row(page) -> dict:
 
 def run_lab(page, run: int) -> dict:
     page.get_by_role("button", name="Medir en mi navegador").click()
-    page.locator(f"[data-testid=lab-status][data-run='{run}'][data-state=done]").wait_for(timeout=300000)
+    page.locator(f"[data-testid=timing-status][data-run='{run}'][data-state=done]").wait_for(timeout=300000)
     return last_row(page)
 
 

@@ -212,23 +212,23 @@ def test_sections_below_the_figure(browser, app_url):
     # 1. your milliseconds
     open_card(page, "Tus milisegundos: la tabla de la lección, medida en tu navegador")
     page.get_by_role("button", name="Medir en mi navegador").click()
-    page.locator("[data-testid=lab-status][data-run='1'][data-state=done]").wait_for(timeout=60000)
-    table = page.locator("[data-testid=lab-table]").inner_text()
+    page.locator("[data-testid=timing-status][data-run='1'][data-state=done]").wait_for(timeout=60000)
+    table = page.locator("[data-testid=timing-table]").inner_text()
     for t in ("8", "16", "32", "48", "64"):
         assert re.search(rf"(^|\n){t}\t", table), table
     assert "9\u202f437\u202f184" in table or "9 437 184" in table
-    assert "Hecho: 5 posiciones" in text_of(page, "lab-status")
-    explain = text_of(page, "lab-explain")  # written from the table's own numbers
+    assert "Hecho: 5 posiciones" in text_of(page, "timing-status")
+    explain = text_of(page, "timing-explain")  # written from the table's own numbers
     ratio = re.search(r"(\S+)×", table.splitlines()[-1].split("\t")[5]).group(1)
     assert "la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain)
     # 2. try it: the lesson's cell, in the code sandbox
     open_card(page, "Pruébalo: la primera celda de la lección")
-    run_and_wait(page, "prove-result", "Ejecutar", timeout_ms=90000)
+    run_and_wait(page, "cell-result", "Ejecutar", timeout_ms=90000)
     output = text_of(page, "code-output")
     assert "(4, 64, 16)" in output and re.search(r"\de-1[4-6]", output)
     page.get_by_role("button", name="Cambiar el 64 por 65 y ejecutar").click()
-    page.locator("[data-testid=prove-error]").wait_for(timeout=30000)
-    assert "IndexError" in text_of(page, "prove-error")
+    page.locator("[data-testid=cell-error]").wait_for(timeout=30000)
+    assert "IndexError" in text_of(page, "cell-error")
     # 3. quiz and challenge
     open_card(page, "Comprueba tu intuición: cinco preguntas y un reto")
     page.get_by_role("radio", name="Porque la máscara hace que la fila i sólo dependa de los tokens 1 a i").check()

@@ -1,6 +1,6 @@
 """Beyond the lesson, without a browser: the batch of conversations and the speculative rounds the
-page shows (app/sections/batch/logic.py, app/sections/spec/logic.py), their measurements, the sentences chosen from
-the numbers, and the two sections (app/sections/batch and app/sections/spec): built only when opened, nothing of them
+page shows (app/sections/batch/logic.py, app/sections/speculative/logic.py), their measurements, the sentences chosen from
+the numbers, and the two sections (app/sections/batch and app/sections/speculative): built only when opened, nothing of them
 imported or loaded before."""
 
 from pathlib import Path
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.sections.batch.logic import PROMPTS, SLOT_PAD, BatchLab, Conversations, batch_sentences
-from app.sections.spec.logic import CUT, KEPT, NEW, PROMPT, SpecLab, SpecRun, column_states, spec_sentences
+from app.sections.speculative.logic import CUT, KEPT, NEW, PROMPT, SpecLab, SpecRun, column_states, spec_sentences
 from model import cost, generate
 from model.gpt import kv_difference
 from tests.fresh import in_fresh_python
@@ -190,7 +190,7 @@ import json, sys
 from app.main import create_view
 from app.state import checkpoints
 v = create_view("?lang=es")
-watched = ("model.batch", "model.speculative", "app.sections.batch.logic", "app.sections.spec.logic")
+watched = ("model.batch", "model.speculative", "app.sections.batch.logic", "app.sections.speculative.logic")
 out = {"before": [m for m in watched if m in sys.modules], "draft_before": "draft" in checkpoints._loaded}
 for s in v.sections:
     if s.key == "batch":
@@ -198,7 +198,7 @@ for s in v.sections:
 out["after_batch"] = [m for m in watched if m in sys.modules]
 out["draft_after_batch"] = "draft" in checkpoints._loaded
 for s in v.sections:
-    if s.key == "spec":
+    if s.key == "speculative":
         s.ensure_built()
 out["after_spec"] = [m for m in watched if m in sys.modules]
 out["draft_after_spec"] = "draft" in checkpoints._loaded
@@ -214,7 +214,7 @@ def test_nothing_of_them_is_imported_or_loaded_before_they_open():
         "model.batch",
         "model.speculative",
         "app.sections.batch.logic",
-        "app.sections.spec.logic",
+        "app.sections.speculative.logic",
     }
     assert out["draft_after_spec"]
 
@@ -223,7 +223,7 @@ def test_the_sections_show_the_models_numbers():
     from app.main import create_view
 
     v = create_view("?lang=en&seed=5")
-    batch, spec = (next(s for s in v.sections if s.key == k) for k in ("batch", "spec"))
+    batch, spec = (next(s for s in v.sections if s.key == k) for k in ("batch", "speculative"))
     assert not batch.built and not spec.built
     batch.card.collapsed = False  # opening the card builds it
     assert batch.built and batch.current.B == 8
@@ -240,7 +240,7 @@ def test_the_sections_show_the_models_numbers():
     for _ in range(6):
         spec.stepper.step_button.clicks += 1
     assert spec.current.phase == "decide" and spec.current.same_as_own
-    assert "data-same='True'" in spec.same.object and "spec-checks" in spec.checks.object
+    assert "data-same='True'" in spec.same.object and "speculative-checks" in spec.checks.object
     c = spec.current.counts
     assert f"data-rounds='{c.rounds}'" in spec.counts.object and c.rounds == 2
     v.session.settings.lang = "pt"
@@ -253,7 +253,7 @@ def test_the_sections_show_the_position_tables_error():
     from app.main import create_view
 
     v = create_view("?lang=es")
-    for key, label in (("batch", "Reiniciar el lote"), ("spec", "Reiniciar las rondas")):
+    for key, label in (("batch", "Reiniciar el lote"), ("speculative", "Reiniciar las rondas")):
         section = next(s for s in v.sections if s.key == key)
         section.ensure_built()
         while section.step():

@@ -20,7 +20,7 @@ from tests.browser import chromium_missing, errors, foreign, open_app, open_card
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
-LAZY = ("model.batch", "model.speculative", "app.sections.batch.logic", "app.sections.spec.logic")
+LAZY = ("model.batch", "model.speculative", "app.sections.batch.logic", "app.sections.speculative.logic")
 
 
 def static(app_url: str) -> bool:
@@ -82,7 +82,7 @@ def test_batching_in_the_browser(browser, app_url, gpt):
     if static(app_url):
         loaded = page_modules(page)
         assert {"model.batch", "app.sections.batch.logic"} <= loaded and loaded.isdisjoint(
-            {"model.speculative", "app.sections.spec.logic"}
+            {"model.speculative", "app.sections.speculative.logic"}
         )
         assert draft_requests(requests) == []
     page.get_by_role("button", name="Medir el lote en mi navegador", exact=True).click()
@@ -100,7 +100,7 @@ def test_batching_in_the_browser(browser, app_url, gpt):
 
 def committed(page) -> list[str]:
     """The text's tokens once a round is decided: all but the rejected and the untested drafts."""
-    spans = page.locator("[data-testid=spec-text] span")
+    spans = page.locator("[data-testid=speculative-text] span")
     return [s.inner_text() for s in spans.all() if s.get_attribute("data-kind") not in ("rejected", "untested")]
 
 
@@ -109,37 +109,37 @@ def test_speculative_decoding_in_the_browser(browser, app_url, gpt):
     wait_t(page, 2)
     assert draft_requests(requests) == []  # the draft comes when its card opens
     open_card(page, "The draft and the check: speculative decoding")
-    page.locator("[data-testid=spec-phase]").wait_for(timeout=60000)
+    page.locator("[data-testid=speculative-phase]").wait_for(timeout=60000)
     if static(app_url):
         assert [u for u in draft_requests(requests) if "minigpt" in u]
-        assert {"model.speculative", "app.sections.spec.logic"} <= page_modules(page)
+        assert {"model.speculative", "app.sections.speculative.logic"} <= page_modules(page)
     page.get_by_role("radio", name="Greedy: always the most likely", exact=True).check()
-    page.locator("[data-testid=spec-same][data-same='True']").wait_for()
+    page.locator("[data-testid=speculative-same][data-same='True']").wait_for()
     for _ in range(3):
         for phase in ("draft", "check", "decide"):
-            click_and_wait(page, "Next phase", "spec-phase", "data-phase", phase)
-        kinds = [s.get_attribute("data-kind") for s in page.locator("[data-testid=spec-text] span").all()]
+            click_and_wait(page, "Next phase", "speculative-phase", "data-phase", phase)
+        kinds = [s.get_attribute("data-kind") for s in page.locator("[data-testid=speculative-text] span").all()]
         accepted = kinds.count("accepted")
-        before, after = map(int, page.locator("[data-testid=spec-phase]").get_attribute("data-target").split())
+        before, after = map(int, page.locator("[data-testid=speculative-phase]").get_attribute("data-target").split())
         n = len(committed(page))
         assert after == n - 1 and before - after == 4 - accepted  # the rejected rows cut off, by slicing
     vocab = gpt.tokenizer.vocab
     own = [show_token(vocab[i]) for i in generate(gpt, "La Nela", n - 2, temperature=0)]
     assert committed(page) == own  # the mini-GPT's own greedy text
-    assert page.locator("[data-testid=spec-same]").get_attribute("data-same") == "True"
-    counts = page.locator("[data-testid=spec-counts]")
+    assert page.locator("[data-testid=speculative-same]").get_attribute("data-same") == "True"
+    counts = page.locator("[data-testid=speculative-counts]")
     c = {k: int(counts.get_attribute(f"data-{k}")) for k in ("rounds", "tokens", "drafted", "tested", "accepted")}
     assert c["rounds"] == 3 and c["tokens"] == n - 2 and c["accepted"] <= c["tested"] <= c["drafted"] == 12
     assert f"α = {round(100 * c['accepted'] / c['tested'])}%" in counts.inner_text()
     shot(page, ("static-" if static(app_url) else "served-") + "beyond-spec")
     # the measurement: one k measured, then cancelled
     page.get_by_role("button", name="Measure speculation in my browser", exact=True).click()
-    page.locator("[data-testid=spec-table] tbody tr").first.wait_for(timeout=120000)
+    page.locator("[data-testid=speculative-table] tbody tr").first.wait_for(timeout=120000)
     page.get_by_role("button", name="Cancel", exact=True).click()
-    status = page.locator("[data-testid=spec-status][data-run='1'][data-state=done]")
+    status = page.locator("[data-testid=speculative-status][data-run='1'][data-state=done]")
     status.wait_for(timeout=120000)
     assert status.inner_text().startswith("Cancelled after")
-    row = page.locator("[data-testid=spec-table] tbody tr").first.inner_text().split("\t")
+    row = page.locator("[data-testid=speculative-table] tbody tr").first.inner_text().split("\t")
     alpha = float(row[1].rstrip("%")) / 100
     per_pass, formula = map(float, re.findall(r"[\d.]+", row[2]))
     assert row[0] == "1" and abs(formula - cost.expected_tokens_per_pass(alpha, 1)) < 0.01  # 1 + α

@@ -10,7 +10,7 @@ import pytest
 
 from app.sandbox import read_answer
 from app.sandbox.runner import run_json
-from app.sections.prove import logic as cell
+from app.sections.cell import logic as cell
 from app.sections.quiz import challenge
 
 
@@ -180,7 +180,7 @@ def test_runs_wait_in_line_one_per_section():
 
     box = CodeSandbox()
     answers, started = [], []
-    first = box.submit({"code": "1"}, lambda a, run: answers.append(run), key="prove", limit_s=10)
+    first = box.submit({"code": "1"}, lambda a, run: answers.append(run), key="cell", limit_s=10)
     assert box.request["id"] == first and not box.queued(first) and box.limit_in_flight == 10
     second = box.submit({"code": "2"}, lambda a, run: answers.append(run), key="quiz", on_start=started.append)
     third = box.submit({"code": "3"}, lambda a, run: answers.append(run), key="quiz", on_start=started.append)

@@ -1,4 +1,4 @@
-"""Continuous batching, without a browser (app/sections/cb): the mini-GPT's 16 requests served both ways
+"""Continuous batching, without a browser (app/sections/continuous): the mini-GPT's 16 requests served both ways
 and each text checked against decoding it alone, the picture's cells and stays, the clock's rounds, both
 policies' rows at the measured costs, the chapter's simulation reproduced, and the section itself:
 built only when opened (model.scheduler imported then), its tables and sentences from the same numbers."""
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.sections.cb import logic
-from app.sections.cb.logic import (
+from app.sections.continuous import logic
+from app.sections.continuous.logic import (
     OCCUPANCIES,
     SLOTS,
     StepLab,
@@ -150,13 +150,13 @@ FRESH = """
 import json, sys
 from app.main import create_view
 v = create_view("?lang=es")
-watched = ("model.scheduler", "app.sections.cb.logic")
+watched = ("model.scheduler", "app.sections.continuous.logic")
 out = {"before": [m for m in watched if m in sys.modules]}
 for s in v.sections:
-    if s.key != "cb":
+    if s.key != "continuous":
         s.ensure_built()
 out["others"] = [m for m in watched if m in sys.modules]
-next(s for s in v.sections if s.key == "cb").ensure_built()
+next(s for s in v.sections if s.key == "continuous").ensure_built()
 out["after"] = [m for m in watched if m in sys.modules]
 print(json.dumps(out))
 """
@@ -164,7 +164,11 @@ print(json.dumps(out))
 
 def test_nothing_of_it_is_imported_before_it_opens():
     out = in_fresh_python(FRESH)
-    assert out["before"] == [] and out["others"] == [] and out["after"] == ["model.scheduler", "app.sections.cb.logic"]
+    assert (
+        out["before"] == []
+        and out["others"] == []
+        and out["after"] == ["model.scheduler", "app.sections.continuous.logic"]
+    )
 
 
 def cells_of(html: str, testid: str) -> list[list[str]]:
@@ -179,14 +183,14 @@ def test_the_section_shows_the_same_numbers(monkeypatch):
     from app.main import create_view
 
     v = create_view("?lang=en")
-    s = next(x for x in v.sections if x.key == "cb")
+    s = next(x for x in v.sections if x.key == "continuous")
     assert not s.built
     s.card.collapsed = False  # opening the card builds it
     assert "data-same='True'" in s.same.object and "data-static='16' data-continuous='16'" in s.same.object
     assert "yes" in s.same.object and s.same.object.count("16 of 16") == 2
     assert "data-steps='71'" in s.heads["static"].object and "data-steps='46'" in s.heads["continuous"].object
     assert len(s.sources["static"][1].data["x"]) == counts(s.served.schedules["static"])["held"]  # hatched: padding
-    assert s.window_table.object == "" and "cb-chapter-how" in s.chapter_head.object
+    assert s.window_table.object == "" and "continuous-chapter-how" in s.chapter_head.object
     monkeypatch.setattr(s, "new_lab", lambda: StepLab(s.ex.gpt, rounds=2, min_seconds=0.0005))
     in_fresh_loop(s.run())
     assert "data-run='1' data-state='done'" in s.status.object
@@ -194,8 +198,10 @@ def test_the_section_shows_the_same_numbers(monkeypatch):
     assert set(costs) == set(OCCUPANCIES)
     w, c = window_rows(s.served, costs), chapter_rows(costs[8])
     ms = lambda x: clock.ms_text(x, "en")  # noqa: E731
-    for testid, rows in (("cb-window-table", w), ("cb-chapter-table", c)):
-        shown = cells_of(s.window_table.object if testid == "cb-window-table" else s.chapter_table.object, testid)
+    for testid, rows in (("continuous-window-table", w), ("continuous-chapter-table", c)):
+        shown = cells_of(
+            s.window_table.object if testid == "continuous-window-table" else s.chapter_table.object, testid
+        )
         assert [r[0] for r in shown] == ["Static batching", "Continuous batching"]
         for row, p in zip(shown, POLICIES):
             r = rows[p]

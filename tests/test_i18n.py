@@ -143,12 +143,12 @@ def test_template_is_up_to_date():
 
 # -- every key used, every use a key, none built at run time -------------------------------------------
 # No key is built at run time (test_no_key_is_built_at_run_time), so every key the code can ask for is
-# a string literal in it: a call t("key"), self.t("key"), tr(lang, "key") (USE), or a literal handed on
+# a string literal in it: a call tr("key"), self.tr("key"), tr(lang, "key") (USE), or a literal handed on
 # to one (a table such as quiz.OPTION_KEY, a key chosen in an if): a quoted literal that is a key
 # (QUOTED). The shell's keys are TEXT.shell_x or "shell_x" in static/loader.js, {{shell_x}} in
 # static/index.html, "shell_x" in buildsupport/.
 
-USE = re.compile(r"""\b(?:t|tr)\(\s*(?:[\w.]+\s*,\s*)?["']([a-z][A-Za-z0-9_]*)["']""")
+USE = re.compile(r"""\btr\(\s*(?:[\w.]+\s*,\s*)?["']([a-z][A-Za-z0-9_]*)["']""")
 QUOTED = re.compile(r"""["']([a-z][A-Za-z0-9_]*)["']|\{\{(shell_\w+)\}\}|\bTEXT\.(shell_\w+)""")
 
 
@@ -178,14 +178,13 @@ def test_every_key_is_used():
 
 
 def calls_to_tr(tree):
-    """(call, key argument) for every t(...), x.t(...) and tr(lang, ...) of a module."""
+    """(call, key argument) for every tr(...), x.tr(...) and tr(lang, ...) of a module."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            index = {"t": 0, "tr": 1}.get(name)
-            if index is not None and len(node.args) > index:
-                yield node, node.args[index]
+            if name == "tr" and node.args:  # tr(lang, key) or a translator's tr(key)
+                yield node, node.args[1 if len(node.args) > 1 else 0]
 
 
 def built_strings(tree, keys):

@@ -77,7 +77,7 @@ def test_a_value_within_the_declaration_is_taken(page, refusals):
 def test_the_sliders_bounds_are_the_declarations(page):
     """One declaration: the slider's start and end, and what the gate accepts."""
     view, _doc = page
-    batch, spec = section(view, "batch"), section(view, "spec")
+    batch, spec = section(view, "batch"), section(view, "speculative")
     assert (batch.size.start, batch.size.end) == batch.choice.param.B.bounds == batch.size.param.value.bounds
     assert (spec.k.start, spec.k.end) == spec.choice.param.k.bounds == spec.k.param.value.bounds
     speed = view.controls.speed
@@ -87,7 +87,7 @@ def test_the_sliders_bounds_are_the_declarations(page):
 @pytest.mark.parametrize("forged", [0, 9, 1e9, NAN, "4"])
 def test_a_forged_k_is_refused(page, refusals, forged):
     view, doc = page
-    spec = section(view, "spec")
+    spec = section(view, "speculative")
     change(doc, bokeh_model(view, spec.k, doc), "value", forged)
     assert spec.choice.k == 4 and spec.current.k == 4
     assert refusals is not None
@@ -172,7 +172,7 @@ def test_other_kinds_of_change_are_refused(page, refusals, event):
 
 def test_sizes_and_depths_are_bounded(page, refusals):
     view, doc = page
-    editor = section(view, "prove").editor
+    editor = section(view, "cell").editor
     data = bokeh_model(view, editor, doc)
     code = "print('hola')\n" * 100
     assert change(doc, data, "value", code) == 1 and editor.value == code
@@ -215,7 +215,7 @@ def test_refusals_say_what_and_why_in_one_line(page, refusals, caplog):
     change(doc, bokeh_model(view, section(view, "batch").size, doc), "value", 30000)
     line = caplog.records[-1].getMessage()
     assert "\n" not in line and "RangeInput.value" in line and "outside 1..32" in line and "30000" in line
-    change(doc, bokeh_model(view, section(view, "prove").editor, doc), "value", "y" * 200_000)
+    change(doc, bokeh_model(view, section(view, "cell").editor, doc), "value", "y" * 200_000)
     line = caplog.records[-1].getMessage()
     assert len(line) < 400 and "larger than" in line
 

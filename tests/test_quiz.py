@@ -203,10 +203,10 @@ def test_challenge_through_the_view():
 
 
 def test_prove_view():
-    view, prove = built("?lang=es", "prove")
+    view, prove = built("?lang=es", "cell")
     prove.run()
     assert "(4, 64, 16)" in prove.result.object and "16384 números" in prove.result.object
-    assert "prove-ok" in prove.result.object
+    assert "cell-ok" in prove.result.object
     prove.run(one_more=True)
     assert "IndexError" in prove.result.object and "64 filas" in prove.result.object
     assert "while len(ids) &lt; 65" in prove.result.object or "while len(ids) < 65" in prove.editor.value

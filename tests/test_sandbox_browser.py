@@ -136,13 +136,13 @@ def test_the_lessons_cell_runs_in_the_sandbox(browser, app_url):
     wait_t(page, 2)
     open_card(page, PROVE)
     sandbox_ready(page)
-    run_and_wait(page, "prove-result", "Ejecutar")
+    run_and_wait(page, "cell-result", "Ejecutar")
     out = page.locator("[data-testid=code-output]").inner_text()
     assert "(4, 64, 16)" in out and "16384" in out
     diffs = [float(m) for m in re.findall(r"^\d+ ([\d.e+-]+)$", out, re.M)]
     assert len(diffs) == 8 and max(diffs) < 1e-12
-    run_and_wait(page, "prove-result", "Cambiar el 64 por 65 y ejecutar")
-    err = page.locator("[data-testid=prove-error]")
+    run_and_wait(page, "cell-result", "Cambiar el 64 por 65 y ejecutar")
+    err = page.locator("[data-testid=cell-error]")
     assert "IndexError: index 64 is out of bounds for axis 0 with size 64" in err.inner_text()
     assert "64 filas" in err.inner_text() and "Línea 8" in err.inner_text()
     assert "while len(ids) < 65:" in editor(page, "La celda").input_value()

@@ -79,7 +79,7 @@ def test_each_run_starts_clean(browser, app_url):
         assert check_code(page, RIGHT)[0] == "right", code
         if "model" in code:  # and the lesson's cell, untouched, as the lesson says
             sandbox_ready(page)
-            run_and_wait(page, "prove-result", "Ejecutar")
+            run_and_wait(page, "cell-result", "Ejecutar")
             out = page.locator("[data-testid=code-output]").inner_text()
             assert "(4, 64, 16)" in out and "16384" in out, out
     state, text = check_code(page, "while True:\n    pass\n")
@@ -102,7 +102,7 @@ def test_a_run_asked_for_while_another_runs_waits_in_line(browser, app_url):
     sandbox_ready(page)
     editor(page, "La celda").fill("import time\ntime.sleep(600)\n")
     page.get_by_role("button", name="Ejecutar", exact=True).click()
-    page.locator("[data-testid=prove-result][data-state=running]").wait_for()
+    page.locator("[data-testid=cell-result][data-state=running]").wait_for()
     editor(page).fill(RIGHT)
     page.get_by_role("button", name="Comprobar", exact=True).click()
     queued = page.locator("[data-testid=challenge-result][data-state=queued]")
@@ -110,7 +110,7 @@ def test_a_run_asked_for_while_another_runs_waits_in_line(browser, app_url):
     assert "En cola" in queued.inner_text() and "10 s" in queued.inner_text()
     # a second click replaces the waiting request, it does not add one
     page.get_by_role("button", name="Comprobar", exact=True).click()
-    page.locator("[data-testid=prove-result][data-state=timeout]").wait_for(timeout=(10 + MARGIN_S) * 1000)
+    page.locator("[data-testid=cell-result][data-state=timeout]").wait_for(timeout=(10 + MARGIN_S) * 1000)
     answer = page.locator("[data-testid=challenge-result][data-state=right]")
     answer.wait_for(timeout=(LIMIT_S + MARGIN_S) * 1000)
     runs = page.evaluate("window.__kvSandboxHost.stats.runs")

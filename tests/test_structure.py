@@ -92,7 +92,7 @@ def test_the_package_starts_light():
 
 
 def test_the_app_needs_nothing_from_the_benchmark():
-    loaded = loaded_after("import app.state.explorer, app.sections.lab.logic, app.sections")
+    loaded = loaded_after("import app.state.explorer, app.sections.timing.logic, app.sections")
     assert "model.timing" in loaded and "model.bench" not in loaded
 
 

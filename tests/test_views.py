@@ -47,7 +47,7 @@ def assert_in_sync(v):
     assert computed == (list(range(1, ex.t + 1)) if ex.mode == "full" or ex.t <= ex.n_prompt else [ex.t])
     assert f"t = {ex.t} / {n}" in v.text.layout.object
     # the prefill's note: at every position (the grid does not move on a step), in its mode's words
-    said = grid.t("grid_prefill_full" if ex.mode == "full" else "grid_prefill", n=ex.n_prompt)
+    said = grid.tr("grid_prefill_full" if ex.mode == "full" else "grid_prefill", n=ex.n_prompt)
     assert grid.prefill.visible and said in html_module.unescape(grid.prefill.object)
     reads = v.reads.image.data["image"][0]  # the newest query's weights (last row: the top)
     assert np.allclose(reads[-1, : ex.t], ex.reads[0][0]) and np.isnan(reads[:, ex.t :]).all()
@@ -238,7 +238,7 @@ def test_a_model_with_another_window_gets_its_own_page(gpt):
     v.controls.do("step")
     assert v.ex.error.lesson and v.ex.error.position == 33
     assert "Position 33 does not exist" in v.error.layout.object and "32 rows" in v.error.layout.object
-    prove = next(x for x in v.sections if x.key == "prove")
+    prove = next(x for x in v.sections if x.key == "cell")
     prove.ensure_built()
     assert "while len(ids) < 32:" in prove.editor.value and prove.to65_button.name == "Change 32 to 33 and run"
 
@@ -298,7 +298,7 @@ def test_tokens_read_as_text():
 
 
 def test_the_lab_shows_nothing_empty_before_it_measures():
-    from app.sections.lab.view import LAB_SAMPLES
+    from app.sections.timing.view import LAB_SAMPLES
 
     """Before "Medir": the lab says what it will do, and no empty plot or table takes room."""
     v = create_view("?lang=es")

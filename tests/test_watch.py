@@ -43,7 +43,7 @@ def test_the_bar_speaks_every_language():
         v.controls.do("play")
         v.controls.tick()
         assert v.ex.t == 64 and words in v.controls.a11y.message
-        assert v.controls.t("keys_hint") in v.controls.status.object
+        assert v.controls.tr("keys_hint") in v.controls.status.object
 
 
 def test_the_period_counts_the_steps_own_time(monkeypatch):

@@ -40,9 +40,9 @@ class NumberField:
             self.value = int(x) if self.integer else x
         return self.value
 
-    def expected(self, t, lang: str) -> str:
+    def expected(self, tr, lang: str) -> str:
         """What the field takes, in words: 'un número entero de 1 a 512'."""
-        return t(
+        return tr(
             "ctx_expect_int" if self.integer else "ctx_expect_num",
             lo=plain_number(self.lo, lang),
             hi=plain_number(self.hi, lang),

@@ -47,17 +47,17 @@ class ClockPlot(Part):
         self.layout.objects = [self.heading, pn.pane.Bokeh(f, sizing_mode="stretch_width")]
 
     def relabel_figure(self):
-        t, f = self.t, self.figure
-        f.yaxis.axis_label, f.xaxis.axis_label = t("clock_plot_y"), t("grid_x")
-        self.legend[0].label, self.legend[1].label = bk_value(t("with_cache")), bk_value(t("without_cache"))
+        tr, f = self.tr, self.figure
+        f.yaxis.axis_label, f.xaxis.axis_label = tr("clock_plot_y"), tr("grid_x")
+        self.legend[0].label, self.legend[1].label = bk_value(tr("with_cache")), bk_value(tr("without_cache"))
         self.hover.tooltips = [
-            (t("grid_x"), "@pos"),
-            (t("with_cache") + " (ms)", "@cached_ms{0.000}"),
-            (t("without_cache") + " (ms)", "@full_ms{0.000}"),
+            (tr("grid_x"), "@pos"),
+            (tr("with_cache") + " (ms)", "@cached_ms{0.000}"),
+            (tr("without_cache") + " (ms)", "@full_ms{0.000}"),
         ]
 
     def relabel(self):
-        self.heading.object = f"<h3>{esc(self.t('clock_plot_title'))}</h3>"
+        self.heading.object = f"<h3>{esc(self.tr('clock_plot_title'))}</h3>"
         if self.figure is not None:
             self.relabel_figure()
         self.drawn = []

@@ -90,18 +90,18 @@ class Controls(Part):
         )
 
     def relabel(self):
-        t = self.t
-        self.step_button.name, self.reset_button.name, self.back_button.name = t("step"), t("reset"), t("back")
-        self.play_button.name = t("pause") if self.play_button.value else t("play")
-        self.mode_switch.options = {t("mode_cache"): CACHE, t("mode_full"): FULL}
-        self.speed.label = t("speed")
+        tr = self.tr
+        self.step_button.name, self.reset_button.name, self.back_button.name = tr("step"), tr("reset"), tr("back")
+        self.play_button.name = tr("pause") if self.play_button.value else tr("play")
+        self.mode_switch.options = {tr("mode_cache"): CACHE, tr("mode_full"): FULL}
+        self.speed.label = tr("speed")
         self.said = ("", "")
         self.speed_note.object = ""
         self.redraw()
 
     def redraw(self):
         ex = self.ex
-        self.where.object = f"<p class='bar-t' data-testid='bar-t'>{esc(self.t('position', t=ex.t, n=self.n))}</p>"
+        self.where.object = f"<p class='bar-t' data-testid='bar-t'>{esc(self.tr('position', t=ex.t, n=self.n))}</p>"
         kind = self.said[1]
         if (kind == "err" and ex.error is None) or (kind == "full" and not ex.full):  # reset, a new text
             self.said = ("", "")
@@ -111,7 +111,7 @@ class Controls(Part):
         text, kind = self.said if self.said[0] else self.state_said()
         self.status.object = (
             f"<div class='kv-status'><p class='said {kind}' data-testid='said' title='{esc(text)}'>"
-            f"{esc(text)}</p><p class='hint' data-testid='keys-hint'>{esc(self.t('keys_hint'))}</p>"
+            f"{esc(text)}</p><p class='hint' data-testid='keys-hint'>{esc(self.tr('keys_hint'))}</p>"
             "</div>"
         )
 
@@ -129,7 +129,7 @@ class Controls(Part):
         ex = self.ex
         if ex.error:
             e = ex.error
-            return self.t("live_error", pos=e.position, type=e.type_name, message=e.message), "err"
+            return self.tr("live_error", pos=e.position, type=e.type_name, message=e.message), "err"
         if ex.full:
             return self.window_full(), "full"
         return self.step_said(), ""
@@ -137,12 +137,12 @@ class Controls(Part):
     def step_said(self) -> str:
         ex, cached = self.ex, self.session.settings.mode == CACHE
         c = ex.costs()
-        return self.t(
+        return self.tr(
             "live_step",
             t=ex.t,
             n=self.n,
             tok=show_token(ex.tokens()[-1]),
-            mode=self.t("mode_cache" if cached else "mode_full"),
+            mode=self.tr("mode_cache" if cached else "mode_full"),
             c=num(c["cached" if cached else "full"], self.lang),
         )
 
@@ -189,20 +189,20 @@ class Controls(Part):
         self.set_playing(False)
         done = self.session.back()
         if done is None:
-            self.say(self.t("live_back_none"))
+            self.say(self.tr("live_back_none"))
         else:
-            self.say(self.t("live_back" if done == "sliced" else "live_back_reread", t=self.ex.t))
+            self.say(self.tr("live_back" if done == "sliced" else "live_back_reread", t=self.ex.t))
 
     def window_full(self) -> str:
-        return self.t("window_full", n=self.n, next=self.n + 1)
+        return self.tr("window_full", n=self.n, next=self.n + 1)
 
     def reset(self):
         self.set_playing(False)
         self.session.reset()
-        self.say(self.t("live_reset", t=self.ex.t, n=self.n))
+        self.say(self.tr("live_reset", t=self.ex.t, n=self.n))
 
     def _mode_said(self, event):
-        self.say(self.t("live_mode", mode=self.t("mode_cache" if event.new == CACHE else "mode_full")))
+        self.say(self.tr("live_mode", mode=self.tr("mode_cache" if event.new == CACHE else "mode_full")))
 
     # -- animation (Animation) ------------------------------------------------------------------
     def tick(self):
@@ -247,7 +247,7 @@ class Controls(Part):
         rate, speed = self.animation.rate(), self.session.settings.speed
         if rate is None:
             return
-        text = self.t("speed_short", rate=num(rate, self.lang, 1), speed=speed) if rate < self.SHORT * speed else ""
+        text = self.tr("speed_short", rate=num(rate, self.lang, 1), speed=speed) if rate < self.SHORT * speed else ""
         note = f"<p class='speed-note' data-testid='speed-note'>{esc(text)}</p>" if text else ""
         if note != self.speed_note.object:
             self.speed_note.object = note
@@ -265,15 +265,15 @@ class Controls(Part):
             if self.ex.full and not self.ex.error:
                 self.say(self.window_full(), "full")
             return
-        self.play_button.name = self.t("pause") if playing else self.t("play")
+        self.play_button.name = self.tr("pause") if playing else self.tr("play")
         if self.animation.run(playing):
             if playing:
                 self.speed_note.object = ""
-                self.say(self.t("live_play"))
+                self.say(self.tr("live_play"))
                 return
             defer(self.session.measure_clock)  # a position the animation had no time to time
             if not (self.ex.full and not self.ex.error):  # at the window's end the step said why
-                self.say(self.t("live_pause"))
+                self.say(self.tr("live_pause"))
 
     def period(self) -> int:
         speed = self.session.settings.speed
@@ -297,9 +297,9 @@ class AdvancedSettings(Part):
         self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
 
     def relabel(self):
-        self.layout.title = self.t("advanced")
-        self.lang_select.name, self.seed.name, self.top_p.label = self.t("language"), self.t("seed"), self.t("top_p")
-        self.keys.object = f"<p class='explain'>{esc(self.t('keyboard'))}</p>"
+        self.layout.title = self.tr("advanced")
+        self.lang_select.name, self.seed.name, self.top_p.label = self.tr("language"), self.tr("seed"), self.tr("top_p")
+        self.keys.object = f"<p class='explain'>{esc(self.tr('keyboard'))}</p>"
         self.redraw()
 
     def redraw(self):
@@ -308,6 +308,6 @@ class AdvancedSettings(Part):
             return
         query = esc(self.session.settings.query())
         self.share.object = (
-            f"<p>{esc(self.t('share'))}: <a href='{query}' target='_blank' rel='noopener' "
+            f"<p>{esc(self.tr('share'))}: <a href='{query}' target='_blank' rel='noopener' "
             f"data-testid='share'>{query}</a></p>"
         )

@@ -211,17 +211,17 @@ class CacheGrid(Part):
         return f
 
     def relabel(self):
-        self.heading.object = f"<h2>{esc(self.t('grid_title'))}</h2>"
+        self.heading.object = f"<h2>{esc(self.tr('grid_title'))}</h2>"
         cfg = self.ex.cfg
-        shared = self.t("grid_shared", n=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
-        scale = colour_scale(CELL_PALETTE, "−", "+", self.t("scale_cells"))
+        shared = self.tr("grid_shared", n=cfg.n_heads // cfg.n_kv_heads) if cfg.n_kv_heads < cfg.n_heads else ""
+        scale = colour_scale(CELL_PALETTE, "−", "+", self.tr("scale_cells"))
         self.legend = (
-            f"<p class='legend-inline'>{esc(self.t('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
-            f"{esc(shared)} {esc(self.t('grid_note_block'))} {scale}</p>"
+            f"<p class='legend-inline'>{esc(self.tr('grid_note', n=cfg.n_kv_heads, dk=cfg.d_head))}"
+            f"{esc(shared)} {esc(self.tr('grid_note_block'))} {scale}</p>"
         )
-        self.figure.xaxis.axis_label = self.t("grid_x")
+        self.figure.xaxis.axis_label = self.tr("grid_x")
         self.figure.yaxis.major_label_overrides = {
-            self.band_y(i): self.t(ROW_KEY[kind], l=layer + 1) for i, (layer, kind) in enumerate(self.rows)
+            self.band_y(i): self.tr(ROW_KEY[kind], l=layer + 1) for i, (layer, kind) in enumerate(self.rows)
         }
         self.drawn = {"ids": [], "cells": {}}  # hover texts are in the language: send them all again
         self.redraw()
@@ -231,11 +231,11 @@ class CacheGrid(Part):
         self.draw_cells(known)
         self.draw_future_and_marks()
         key = "grid_prefill_full" if self.session.settings.mode == FULL else "grid_prefill"
-        text = f"<p class='legend-inline' data-testid='prefill'>{esc(self.t(key, n=self.ex.n_prompt))}</p>"
+        text = f"<p class='legend-inline' data-testid='prefill'>{esc(self.tr(key, n=self.ex.n_prompt))}</p>"
         if self.prefill.object != text:
             self.prefill.object = text
         a, b = zoom_window(self.ex.t, self.n)
-        note = zoom_overview(self.ex.t, self.n, self.t("grid_zoom", a=a, b=b, n=self.n)) + self.legend
+        note = zoom_overview(self.ex.t, self.n, self.tr("grid_zoom", a=a, b=b, n=self.n)) + self.legend
         if self.note.object != note:
             self.note.object = note
 
@@ -277,14 +277,14 @@ class CacheGrid(Part):
         key = {FUTURE: "cell_future", READ: "cell_read", COMPUTED: "cell_computed"}[st]
         if st == COMPUTED and ex.t <= ex.n_prompt:
             key = "cell_prefill"
-        state_text = self.t(key)
+        state_text = self.tr(key)
         if p < ex.t:
             v = vecs[i][p]
-            values = self.t("cell_values", n=v.size, lo=f"{v.min():.2f}", hi=f"{v.max():.2f}")
+            values = self.tr("cell_values", n=v.size, lo=f"{v.min():.2f}", hi=f"{v.max():.2f}")
             tok = show_token(ex.gpt.tokenizer.vocab[ex.ids[p]])
         else:
             values = tok = ""
-        return (st, self.t(ROW_KEY[kind], l=layer + 1), tok, state_text, values)
+        return (st, self.tr(ROW_KEY[kind], l=layer + 1), tok, state_text, values)
 
     def draw_cells(self, known: int):
         """The cells' states and hover texts: only the columns whose state or contents changed."""

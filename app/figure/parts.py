@@ -108,7 +108,7 @@ class OnSession:
     def lang(self) -> str:
         return self.session.settings.lang
 
-    def t(self, msg_id: str, **kw) -> str:
+    def tr(self, msg_id: str, **kw) -> str:
         return tr(self.lang, msg_id, **kw)
 
 

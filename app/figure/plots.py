@@ -94,16 +94,16 @@ class QueryReads(Part):
         )
 
     def relabel(self):
-        t, f = self.t, self.figure
-        scale = colour_scale(READS_PALETTE, num(0.001, self.lang, 3), "1", t("scale_reads"))
+        tr, f = self.tr, self.figure
+        scale = colour_scale(READS_PALETTE, num(0.001, self.lang, 3), "1", tr("scale_reads"))
         self.heading.object = (
-            f"<h3>{esc(t('reads_title'))}</h3><p class='legend-inline'>{esc(t('reads_note'))} {scale}</p>"
+            f"<h3>{esc(tr('reads_title'))}</h3><p class='legend-inline'>{esc(tr('reads_note'))} {scale}</p>"
         )
-        f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("reads_y")
+        f.xaxis.axis_label, f.yaxis.axis_label = tr("grid_x"), tr("reads_y")
         f.yaxis.major_label_overrides = {
             i + 0.5: f"{layer + 1}·{head + 1}" for i, (layer, head) in enumerate(reversed(self.rows))
         }
-        self.hover.tooltips = [(t("grid_x"), "$x{0}"), (t("reads_weight"), "@image{0.0000}")]
+        self.hover.tooltips = [(tr("grid_x"), "$x{0}"), (tr("reads_weight"), "@image{0.0000}")]
         self.redraw()
 
     def weights(self) -> np.ndarray:
@@ -119,11 +119,11 @@ class QueryReads(Part):
         self.image.data = {"image": [self.weights()]}
         ex, m = self.ex, self.ex.clock()
         if ex.t <= ex.n_prompt or m.recomputed is None:
-            text = self.t("reads_prefill", t=ex.t) if ex.t <= ex.n_prompt else ""
+            text = self.tr("reads_prefill", t=ex.t) if ex.t <= ex.n_prompt else ""
         elif self.session.settings.mode == FULL:
-            text = self.t("reads_full", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
+            text = self.tr("reads_full", t=ex.t, prev=ex.t - 1, diff=sci(m.recomputed, self.lang))
         else:
-            text = self.t("reads_cached", t=ex.t, n=ex.t - 1, diff=sci(m.recomputed, self.lang))
+            text = self.tr("reads_cached", t=ex.t, n=ex.t - 1, diff=sci(m.recomputed, self.lang))
         self.proof.object = f"<p class='legend-inline' data-testid='reads-proof'>{esc(text)}</p>"
 
 
@@ -241,22 +241,22 @@ class CostBars(Part):
         self.strip.yaxis.ticker, self.strip.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
         self.strip_head.object = (
             f"<p class='legend-inline'><span class='swatch cached'></span> "
-            f"{esc(self.t('bars_zoom', zoom=num(self.scales.zoom, self.lang)))}</p>"
+            f"{esc(self.tr('bars_zoom', zoom=num(self.scales.zoom, self.lang)))}</p>"
         )
 
     def relabel(self):
-        t, f, lang, ex = self.t, self.figure, self.lang, self.ex
-        self.heading.object = f"<h2>{esc(t('bars_title'))}</h2>"
-        f.xaxis.axis_label, f.yaxis.axis_label = t("grid_x"), t("bars_y")
+        tr, f, lang, ex = self.tr, self.figure, self.lang, self.ex
+        self.heading.object = f"<h2>{esc(tr('bars_title'))}</h2>"
+        f.xaxis.axis_label, f.yaxis.axis_label = tr("grid_x"), tr("bars_y")
         if self.strip is not None:
             self.relabel_strip()
         values, labels = self.scales.ticks(self.scales.cached, lang)
         f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
-        self.legend[0].label, self.legend[1].label = bk_value(t("bars_cached")), bk_value(t("bars_full"))
+        self.legend[0].label, self.legend[1].label = bk_value(tr("bars_cached")), bk_value(tr("bars_full"))
         self.hover.tooltips = [
-            (t("grid_x"), "@pos"),
-            (t("with_cache"), "@c_text"),
-            (t("without_cache"), "@tc_text"),
+            (tr("grid_x"), "@pos"),
+            (tr("with_cache"), "@c_text"),
+            (tr("without_cache"), "@tc_text"),
             ("×", "@ratio"),
         ]
         self.bars.data.update(
@@ -304,5 +304,5 @@ class CostBars(Part):
         growth = (self.ex.cost_cached[-1] / self.ex.cost_cached[0] - 1) * 100
         self.note.object = (
             f"<p class='legend-inline' data-testid='bars-note'>"
-            f"{esc(self.t('bars_note_full' if ramp else 'bars_note_cache', n=self.n, zoom=num(self.scales.zoom, lang), pct=num(growth, lang), eq=num(cost.attention_equals_matrices_at(cfg), lang)))}</p>"
+            f"{esc(self.tr('bars_note_full' if ramp else 'bars_note_cache', n=self.n, zoom=num(self.scales.zoom, lang), pct=num(growth, lang), eq=num(cost.attention_equals_matrices_at(cfg), lang)))}</p>"
         )

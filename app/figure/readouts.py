@@ -43,9 +43,9 @@ class Readouts(Part):
         on = self.session.settings.mode == CACHE
         act = lambda yes: " active" if yes else ""
         return (
-            f"<div class='row{act(on)}'><span><span class='swatch cached'></span> {self.t('with_cache')}</span>"
+            f"<div class='row{act(on)}'><span><span class='swatch cached'></span> {self.tr('with_cache')}</span>"
             f"<span class='num cached' data-testid='{testid}-cached'>{cached}</span></div>"
-            f"<div class='row{act(not on)}'><span><span class='swatch full'></span> {self.t('without_cache')}"
+            f"<div class='row{act(not on)}'><span><span class='swatch full'></span> {self.tr('without_cache')}"
             f"</span><span class='num full' data-testid='{testid}-full'>{full}</span></div>"
             f"<div class='row'><span></span><span class='num big' data-testid='{testid}-ratio'>{ratio}</span></div>"
         )
@@ -57,7 +57,7 @@ class Readouts(Part):
         lang = self.lang
         return self.card(
             "this-token",
-            self.t("this_token", t=c["t"]),
+            self.tr("this_token", t=c["t"]),
             self.both_ways(num(c["cached"], lang), num(c["full"], lang), f"{num(c['ratio'], lang)}×", "token"),
         )
 
@@ -65,7 +65,7 @@ class Readouts(Part):
         lang = self.lang
         return self.card(
             "totals",
-            self.t("totals", n=c["t"]),
+            self.tr("totals", n=c["t"]),
             self.both_ways(
                 num(c["total_cached"], lang), num(c["total_full"], lang), f"{num(c['total_ratio'], lang, 1)}×", "total"
             ),
@@ -77,20 +77,20 @@ class Readouts(Part):
         lang, cfg, fmt = self.lang, self.ex.cfg, self.ex.fmt
         if fmt == "float64":
             kib = c["cache_bytes"] / 1024
-            value = self.t(
+            value = self.tr(
                 "memory_value", numbers=num(c["cache_numbers"], lang), kib=num(kib, lang, 1 if kib % 1 else 0)
             )
         else:
-            value = self.t(
+            value = self.tr(
                 "memory_value_fmt", numbers=num(c["cache_numbers"], lang), size=size(c["cache_bytes"], lang), fmt=fmt
             )
         if cfg.n_kv_heads == cfg.n_heads:
-            formula = self.t("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
+            formula = self.tr("memory_formula", L=cfg.n_layers, t=c["t"], d=cfg.d_model)
         else:
-            formula = self.t("memory_formula_kv", L=cfg.n_layers, t=c["t"], H=cfg.n_kv_heads, dk=cfg.d_head)
+            formula = self.tr("memory_formula_kv", L=cfg.n_layers, t=c["t"], H=cfg.n_kv_heads, dk=cfg.d_head)
         return self.card(
             "memory",
-            self.t("memory"),
+            self.tr("memory"),
             f"<div class='num big' data-testid='memory-numbers'>{esc(value)}"
             f"</div><div class='num explain'>{esc(formula)}</div>",
         )
@@ -109,41 +109,41 @@ class Readouts(Part):
                 if m.proof is not None
                 else "clock_none"
             )
-            body = self.both_ways("… ms", "… ms", esc(self.t("clock_ratio", x="…", n=num(count, lang))), "clock")
-            body += f"<p class='explain clock-note' data-testid='clock-state'>{esc(self.t(key))}</p>"
+            body = self.both_ways("… ms", "… ms", esc(self.tr("clock_ratio", x="…", n=num(count, lang))), "clock")
+            body += f"<p class='explain clock-note' data-testid='clock-state'>{esc(self.tr(key))}</p>"
         else:
             c = m.clock
             body = self.both_ways(
                 f"{clock.ms_text(c.a_s, lang)} ms",
                 f"{clock.ms_text(c.b_s, lang)} ms",
-                esc(self.t("clock_ratio", x=clock.ratio_text(c.ratio, lang), n=num(count, lang))),
+                esc(self.tr("clock_ratio", x=clock.ratio_text(c.ratio, lang), n=num(count, lang))),
                 "clock",
             )
-            body += f"<p class='explain clock-note'>{esc(self.t('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>"
+            body += f"<p class='explain clock-note'>{esc(self.tr('clock_spread', n=c.samples, lo=clock.ratio_text(c.ratio_low, lang), hi=clock.ratio_text(c.ratio_high, lang)))}</p>"
             if t == self.n:
                 body += (
                     f"<p class='explain' data-testid='clock-explain'>"
-                    f"{esc(self.t(CLOCK_EXPLAIN[clock.verdict(c.ratio, count)], n=num(count, lang), x=clock.clock_text(c.ratio, lang)))}</p>"
+                    f"{esc(self.tr(CLOCK_EXPLAIN[clock.verdict(c.ratio, count)], n=num(count, lang), x=clock.clock_text(c.ratio, lang)))}</p>"
                 )
-        return self.card("clock", f"{self.t('clock_heading')} · {self.t('clock_last')}", body, wide=True)
+        return self.card("clock", f"{self.tr('clock_heading')} · {self.tr('clock_last')}", body, wide=True)
 
     def card_proof(self) -> str:
         proof = self.ex.clock().proof
         if proof is None:
-            text = esc(self.t("proof_none"))
+            text = esc(self.tr("proof_none"))
         else:  # the value on a line of its own: the card's height does not depend on its digits
             value = f"<span class='num proof-value'>{esc(sci(proof, self.lang))}</span>"
-            text = esc(self.t("proof_value", diff="\x00")).replace("\x00", value)
+            text = esc(self.tr("proof_value", diff="\x00")).replace("\x00", value)
         fmt = self.ex.fmt
         explain = (
-            self.t("proof_explain")
+            self.tr("proof_explain")
             if fmt == "float64"
-            else self.t("proof_explain_int4")
+            else self.tr("proof_explain_int4")
             if fmt == "int4"
-            else self.t("proof_explain_fmt", fmt=fmt)
+            else self.tr("proof_explain_fmt", fmt=fmt)
         )
         explain = f"<p class='explain'>{esc(explain)}</p>" if proof is not None else ""  # nothing compared yet
-        return self.card("proof-card", self.t("proof_heading"), f"<p data-testid='proof'>{text}</p>{explain}")
+        return self.card("proof-card", self.tr("proof_heading"), f"<p data-testid='proof'>{text}</p>{explain}")
 
     SHOWN = 8  # rows of candidates, always (the card keeps its height from step to step)
 
@@ -160,7 +160,7 @@ class Readouts(Part):
             shown[-1] = next(r for r in ranked if r[1][0] == drawn)  # the sampled one, further down
         words = ex.gpt.tokenizer.token_strings([tok for _rank, (tok, _p, _kept) in shown])
         rows, most = [], c.top[0][1]  # the bars' scale: the likeliest token
-        cut = esc(self.t("candidates_cut"))
+        cut = esc(self.tr("candidates_cut"))
         for (rank, (tok, p, kept)), word in zip(shown, words):
             first_cut = not kept and rank == c.n_kept + 1
             cls = (
@@ -172,7 +172,7 @@ class Readouts(Part):
             rows.append(
                 f"<tr class='{' '.join(cls)}'{testid}{title}>"
                 f"<td>{said}{rank_text}</td><td class='word'>{token_mark(word)}</td>"
-                f"<td>{esc(self.t('candidates_percent', p=num(100 * p, lang, 1)))}</td>"
+                f"<td>{esc(self.tr('candidates_percent', p=num(100 * p, lang, 1)))}</td>"
                 f"<td class='pbar' aria-hidden='true'><span style='width:{100 * p / most:.1f}%'></span></td></tr>"
             )
         explain, heading = (
@@ -182,17 +182,17 @@ class Readouts(Part):
         )
         t = ex.t if drawn is not None else ex.t + 1
         head = "".join(
-            f"<th{cls}>{esc(self.t(k))}</th>"
+            f"<th{cls}>{esc(self.tr(k))}</th>"
             for k, cls in (("candidates_rank", ""), ("table_token", " style='text-align:left'"), ("candidates_p", ""))
         )
         table = (
             f"<table class='data candidates' data-testid='candidates' data-kept='{c.n_kept}'>"
-            f"<caption class='sr-only'>{esc(self.t(heading, t=t))}</caption>"
+            f"<caption class='sr-only'>{esc(self.tr(heading, t=t))}</caption>"
             f"<thead><tr>{head}<th aria-hidden='true'></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
-        note = self.t(explain, n=c.n_kept, p=num(top_p, lang, 2), mass=num(100 * c.kept_mass, lang, 1))
+        note = self.tr(explain, n=c.n_kept, p=num(top_p, lang, 2), mass=num(100 * c.kept_mass, lang, 1))
         note = f"<p class='explain candidates-note'>{esc(note)}</p>"
-        return self.card("candidates-card", self.t(heading, t=t), table + note, wide=True)
+        return self.card("candidates-card", self.tr(heading, t=t), table + note, wide=True)
 
 
 def token_mark(word: str) -> str:
@@ -212,7 +212,7 @@ class DataTable(Part):
         self.layout.param.watch(lambda _e: self.redraw(), "collapsed")
 
     def relabel(self):
-        self.layout.title = self.t("table_heading")
+        self.layout.title = self.tr("table_heading")
         self.redraw()
 
     def redraw(self):
@@ -221,7 +221,7 @@ class DataTable(Part):
         ex, lang = self.ex, self.lang
         toks = ex.tokens()
         head = "".join(
-            f"<th>{esc(self.t(k))}</th>"
+            f"<th>{esc(self.tr(k))}</th>"
             for k in ("table_pos", "table_token", "table_cached", "table_full", "table_ms_cached", "table_ms_full")
         )
         ms = lambda s: num(s * 1e3, lang, 3) if s is not None else "—"
@@ -236,9 +236,9 @@ class DataTable(Part):
             )
         self.table.object = (
             scroll_region(
-                self.t("table_heading"),
+                self.tr("table_heading"),
                 (
-                    f"<table class='data'><caption class='sr-only'>{esc(self.t('table_heading'))}"
+                    f"<table class='data'><caption class='sr-only'>{esc(self.tr('table_heading'))}"
                     f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
                 ),
             )
@@ -250,13 +250,13 @@ class DataTable(Part):
         ex = self.ex
         head = "".join(f"<th>{p}</th>" for p in range(1, ex.t + 1))
         rows = "".join(
-            f"<tr><th scope='row'>{esc(self.t('reads_row', l=layer + 1, h=h + 1))}</th>"
+            f"<tr><th scope='row'>{esc(self.tr('reads_row', l=layer + 1, h=h + 1))}</th>"
             + "".join(f"<td>{num(w, self.lang, 3)}</td>" for w in ex.reads[layer][h])
             + "</tr>"
             for layer in range(len(ex.reads))
             for h in range(ex.reads[layer].shape[0])
         )
-        title = self.t("reads_table", t=ex.t)
+        title = self.tr("reads_table", t=ex.t)
         return f"<h3>{esc(title)}</h3>" + scroll_region(
             title,
             (

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..i18n import num, tr
+from ..i18n import num, translator
 from ..state.explorer import COMPUTED
 from ..state.settings import MODES
 from ..style import CELL_PALETTE, CSS, read_css, ticks, zoom_ticks
@@ -82,7 +82,7 @@ def _grid(view, grid_url: str) -> str:
     """The cache grid: each row a band showing the first t columns of the text's grid image
     (grid_image), the rest hatched."""
     ex, n, rows = view.ex, view.n, grid_rows(view.ex.cfg)
-    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    tr = translator(view.lang)
     states = ex.cell_states()
     band_h, top = 44, 20  # px per row, room for the ▲ marks
     height = top + band_h * len(rows)
@@ -90,7 +90,7 @@ def _grid(view, grid_url: str) -> str:
     labels, bands = [], []
     for i, (block, kind) in enumerate(rows):
         y = top + i * band_h
-        labels.append(f"<span style='top:{y + band_h / 2}px'>{html.escape(t(ROW_KEY[kind], l=block + 1))}</span>")
+        labels.append(f"<span style='top:{y + band_h / 2}px'>{html.escape(tr(ROW_KEY[kind], l=block + 1))}</span>")
         image = (
             f"background-image:linear-gradient(90deg,rgba(255,255,255,.75) 1px,transparent 1px),url({grid_url});"
             f"background-size:{100 / ex.t:.4f}% 100%,{n / ex.t * 100:.3f}% {len(rows) * 100}%;"
@@ -116,7 +116,7 @@ def _grid(view, grid_url: str) -> str:
         f"<div class='fig kv-canvas' style='height:{height}px'><div class='ylab'>{''.join(labels)}</div>"
         f"<div class='plot zoomable' style='--n:{n};--a:{a};--w:{w}'><div class='view'><div class='track'>"
         f"{mark}{''.join(bands)}</div></div>{xticks}</div></div>"
-        f"<div class='xlab'>{html.escape(t('grid_x'))}</div>"
+        f"<div class='xlab'>{html.escape(tr('grid_x'))}</div>"
     )
 
 
@@ -173,10 +173,10 @@ def _bars(view) -> str:
     """The cost bars as the live figure draws them: green only on their own scale until the grey
     ramp is revealed (app/figure/plots.py CostBars), then the ramp and the green strip below it."""
     scales, ramp = view.bars.scales, view.session.ramp
-    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    tr = translator(view.lang)
     legend = (
-        f"<div class='legend'><span class='swatch cached'></span> {html.escape(t('bars_cached'))}"
-        + (f"<br><span class='swatch full'></span> {html.escape(t('bars_full'))}" if ramp else "")
+        f"<div class='legend'><span class='swatch cached'></span> {html.escape(tr('bars_cached'))}"
+        + (f"<br><span class='swatch full'></span> {html.escape(tr('bars_full'))}" if ramp else "")
         + "</div>"
     )
     out = _pane(
@@ -186,9 +186,9 @@ def _bars(view) -> str:
             220,
             ("full", "cached") if ramp else ("cached",),
             legend,
-            t("bars_y"),
+            tr("bars_y"),
         )
-        + f"<div class='xlab'>{html.escape(t('grid_x'))}</div>",
+        + f"<div class='xlab'>{html.escape(tr('grid_x'))}</div>",
         FIGURE_HEIGHT["bars"],
     )
     if ramp:  # the strip under the ramp: its legend as text, then the green bars at their own scale
@@ -212,10 +212,10 @@ def _clock(view) -> str:
     heading and an empty frame of its height; its points are measured in the reader's browser."""
     if not view.clock.shown():
         return ""
-    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    tr = translator(view.lang)
     return _pane(view.clock.heading.object) + _pane(
         f"<div class='fig kv-canvas' style='height:{FIGURE_HEIGHT['clock'] - 40}px;margin-top:10px'>"
-        f"<div class='ylab'></div><div class='plot'></div></div><div class='xlab'>{html.escape(t('grid_x'))}</div>",
+        f"<div class='ylab'></div><div class='plot'></div></div><div class='xlab'>{html.escape(tr('grid_x'))}</div>",
         FIGURE_HEIGHT["clock"],
     )
 
@@ -244,21 +244,21 @@ def says(view) -> dict[str, str]:
     before Python runs (static/loader.js): `step` a step to here, `reset`, `mode[m]` a switch to mode m,
     `back` a step back to here, `back_none` one at the prompt (nothing to undo), `play`/`pause` the
     animation, `full` Animar at the window's end; `pause_label` Animar's label while it plays."""
-    t, c = (lambda msg, **kw: tr(view.lang, msg, **kw)), view.controls
+    tr, c = translator(view.lang), view.controls
     ex = view.ex
     step = c.step_said() + (f" {c.window_full()}" if ex.full else "")
     out = {
         "step": step,
-        "reset": t("live_reset", t=ex.n_prompt, n=view.n),
-        "play": t("live_play"),
-        "pause": t("live_pause"),
+        "reset": tr("live_reset", t=ex.n_prompt, n=view.n),
+        "play": tr("live_play"),
+        "pause": tr("live_pause"),
         "full": c.window_full(),
-        "back": t("live_back", t=ex.t),
-        "back_none": t("live_back_none"),
-        "play_label": t("play"),
-        "pause_label": t("pause"),
+        "back": tr("live_back", t=ex.t),
+        "back_none": tr("live_back_none"),
+        "play_label": tr("play"),
+        "pause_label": tr("pause"),
     }
-    out["mode"] = {m: t("live_mode", mode=t(MODE_KEY[m])) for m in MODES}
+    out["mode"] = {m: tr("live_mode", mode=tr(MODE_KEY[m])) for m in MODES}
     return out
 
 
@@ -269,31 +269,31 @@ def render(view, grid_url: str = GRID_URL) -> str:
     Everything but the controls is a picture for the eyes, hidden from screen readers; the controls
     are buttons the loader answers from the prerendered states, with the live page's words (`says`),
     until the live page takes over."""
-    t = lambda msg, **kw: tr(view.lang, msg, **kw)
+    tr = translator(view.lang)
     mode_on = view.ex.mode
     switch = "".join(
         f"<button type='button' class='{m}{' on' if m == mode_on else ''}' data-kv='mode' data-mode='{m}' "
         f"aria-pressed='{'true' if m == mode_on else 'false'}'>{'✓ ' if m == mode_on else ''}"
-        f"{html.escape(t(MODE_KEY[m]))}</button>"
+        f"{html.escape(tr(MODE_KEY[m]))}</button>"
         for m in ("cache", "full")
     )
     said, kind = view.controls.state_said()  # the live page's two rows (app/figure/controls.py)
     data = html.escape(json.dumps(says(view), ensure_ascii=False), quote=True)
     controls = (
         f"<div class='controls topbar' data-kv-state='{view.ex.mode}-{view.ex.t}' data-says=\"{data}\">"
-        f"<button type='button' class='btn primary' data-kv='step'>{html.escape(t('step'))}</button>"
-        f"<button type='button' class='btn' data-kv='play'>{html.escape(t('play'))}</button>"
-        f"<span class='bar-t'>{html.escape(t('position', t=view.ex.t, n=view.n))}</span>"
+        f"<button type='button' class='btn primary' data-kv='step'>{html.escape(tr('step'))}</button>"
+        f"<button type='button' class='btn' data-kv='play'>{html.escape(tr('play'))}</button>"
+        f"<span class='bar-t'>{html.escape(tr('position', t=view.ex.t, n=view.n))}</span>"
         f"<span class='switch' role='group'>{switch}</span>"
         f"<span class='status' aria-hidden='true'><span class='said {kind}'>{html.escape(said)}</span>"
-        f"<span class='hint'>{html.escape(t('keys_hint'))}</span></span></div>"
-        f"<div class='controls more'><button type='button' class='btn' data-kv='reset'>{html.escape(t('reset'))}</button>"
-        f"<button type='button' class='btn back' data-kv='back'>{html.escape(t('back'))}</button>"
-        f"<span class='speed' aria-hidden='true'><span class='label'>{html.escape(t('speed'))}: "
+        f"<span class='hint'>{html.escape(tr('keys_hint'))}</span></span></div>"
+        f"<div class='controls more'><button type='button' class='btn' data-kv='reset'>{html.escape(tr('reset'))}</button>"
+        f"<button type='button' class='btn back' data-kv='back'>{html.escape(tr('back'))}</button>"
+        f"<span class='speed' aria-hidden='true'><span class='label'>{html.escape(tr('speed'))}: "
         f"<b>{num(view.session.settings.speed, view.lang)}</b></span><i></i></span><span class='speed-note'></span></div>"
     )
-    cards = "".join(_card(title) for title in [t("advanced"), t("table_heading")])
-    more = "".join(_card(t(s.title_key)) for s in view.sections)
+    cards = "".join(_card(title) for title in [tr("advanced"), tr("table_heading")])
+    more = "".join(_card(tr(s.title_key)) for s in view.sections)
     picture = lambda inner: f"<div class='kv-picture' aria-hidden='true'>{inner}</div>"
     top = (
         picture(_pane(view.header.layout.object, kind="kv-head"))

@@ -18,8 +18,8 @@ class Header(Part):
 
     def relabel(self):
         if not self.session.settings.embed:
-            intro = self.t("intro", n=self.ex.cfg.n_layers)
-            self.layout.object = f"<h1>{esc(self.t('title'))}</h1><p>{esc(intro)}</p>"
+            intro = self.tr("intro", n=self.ex.cfg.n_layers)
+            self.layout.object = f"<h1>{esc(self.tr('title'))}</h1><p>{esc(intro)}</p>"
 
 
 class Notices(Part):
@@ -31,11 +31,11 @@ class Notices(Part):
     def relabel(self):
         notices = self.session.settings.notices
         items = [
-            self.t("notice_bad", key=cut(k), value=cut(v), why=self.t(why, **kw))
+            self.tr("notice_bad", key=cut(k), value=cut(v), why=self.tr(why, **kw))
             for k, v, why, kw in notices[:MAX_NOTICES]
         ]
         if len(notices) > MAX_NOTICES:
-            items.append(self.t("notice_more", n=len(notices) - MAX_NOTICES))
+            items.append(self.tr("notice_more", n=len(notices) - MAX_NOTICES))
         self.layout.object = "".join(f"<div class='notice' role='note'>{esc(s)}</div>" for s in items)
         self.layout.visible = bool(items)
 
@@ -61,11 +61,11 @@ class TokenText(Part):
             cls = ["tok"] + (["prompt"] if i < ex.n_prompt else []) + (["current"] if i == len(toks) - 1 else [])
             if s.strip("\n") == "":
                 cls.append("nl")
-            title = self.t("prompt_token" if i < ex.n_prompt else "sampled_token") + f" {i + 1}"
+            title = self.tr("prompt_token" if i < ex.n_prompt else "sampled_token") + f" {i + 1}"
             spans.append(f"<span class='{' '.join(cls)}' title='{esc(title)}'>{token_html(s)}</span>")
             spans.append(line_break(toks, i))
         self.layout.object = (
-            f"<p><span class='tpos'>{self.t('position', t=ex.t, n=self.n)}</span></p>"
+            f"<p><span class='tpos'>{self.tr('position', t=ex.t, n=self.n)}</span></p>"
             f"<div class='text' lang='es'>{''.join(spans)}</div>{self.legend()}"
         )
 
@@ -80,7 +80,7 @@ class TokenText(Part):
             ("tok current", "esto", "legend_newest"),
         )
         items = (
-            f"<span class='item'><span class='{cls}' aria-hidden='true'>{box}</span> {esc(self.t(key))}</span>"
+            f"<span class='item'><span class='{cls}' aria-hidden='true'>{box}</span> {esc(self.tr(key))}</span>"
             for cls, box, key in examples
         )
         return f"<p class='legend-inline tok-legend' data-testid='token-legend'>{' · '.join(items)}</p>"
@@ -117,17 +117,17 @@ class ErrorBox(Part):
             self.layout.visible = False
             self.layout.object = ""
             return
-        self.layout.object = error_html(self.t, e, self.n)
+        self.layout.object = error_html(self.tr, e, self.n)
         self.layout.visible = True
 
 
-def error_html(t, e, n: int, testid: str = "error", explain: str = "error_explain") -> str:
+def error_html(tr, e, n: int, testid: str = "error", explain: str = "error_explain") -> str:
     """A step's error as the reader sees it: the lesson's IndexError past the window (with `explain`),
     or a failure as what it is. `t`: the language's tr."""
     heading, explain = ("error_heading", explain) if e.lesson else ("step_failed_heading", "step_failed_explain")
     return (
         f"<div class='error' role='alert' data-testid='{testid}' data-lesson='{str(e.lesson).lower()}'>"
-        f"<h2>{esc(t(heading, pos=e.position))}</h2>"
+        f"<h2>{esc(tr(heading, pos=e.position))}</h2>"
         f"<p><code>{esc(e.type_name)}: {esc(e.message)}</code></p>"
-        f"<p>{esc(t(explain, n=n, pos=e.position))}</p></div>"
+        f"<p>{esc(tr(explain, n=n, pos=e.position))}</p></div>"
     )

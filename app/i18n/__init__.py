@@ -130,6 +130,11 @@ def tr(lang: str, msg_id: str, **values) -> str:
     return text.format(**values) if values else text
 
 
+def translator(lang: str):
+    """`tr` with its language given: `tr = translator("es")`, then `tr("step")`."""
+    return lambda msg_id, **values: tr(lang, msg_id, **values)
+
+
 def catalog_keys(lang: str = DEFAULT_LANG) -> list[str]:
     """The keys of a language's catalog, in its order."""
     return list(CATALOGS[lang].messages)

@@ -13,25 +13,25 @@ docs/design.md.
 from __future__ import annotations
 
 from .batch.view import BatchSection
-from .cb.view import ContinuousSection
+from .cell.view import CellSection
 from .context.view import ContextSection
-from .lab.view import LabSection
+from .continuous.view import ContinuousSection
 from .paged.view import PagedSection
-from .prove.view import ProveSection
+from .quantized.view import QuantizedSection
 from .quiz.view import QuizSection
 from .smaller.view import SmallerSection
-from .spec.view import SpecSection
-from .wq.view import WqSection
+from .speculative.view import SpeculativeSection
+from .timing.view import TimingSection
 
 SECTIONS = (
-    LabSection,  # Tus milisegundos: the lesson's timing table, measured here
-    ProveSection,  # Pruébalo: the lesson's first cell, and the IndexError at 65
+    TimingSection,  # Tus milisegundos: the lesson's timing table, measured here
+    CellSection,  # Pruébalo: the lesson's first cell, and the IndexError at 65
     QuizSection,  # Comprueba tu intuición: five questions and the challenge
     ContextSection,  # ¿Cuánto contexto cabe?: the calculator
     SmallerSection,  # beyond the lesson: a smaller cache
     BatchSection,  # beyond the lesson: batching
     ContinuousSection,  # beyond the lesson: continuous batching, the slots over time
-    SpecSection,  # beyond the lesson: speculative decoding
+    SpeculativeSection,  # beyond the lesson: speculative decoding
     PagedSection,  # beyond the lesson: a paged cache (PagedAttention)
-    WqSection,  # beyond the lesson: quantized weights (8 and 4 bits, NF4)
+    QuantizedSection,  # beyond the lesson: quantized weights (8 and 4 bits, NF4)
 )

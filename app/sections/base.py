@@ -68,7 +68,7 @@ class Section(OnSession):
         return pn.pane.HTML("", stylesheets=[self.css], sizing_mode="stretch_width", **kw)
 
     def apply_language(self):
-        self.card.title = self.t(self.title_key)
+        self.card.title = self.tr(self.title_key)
         if self.built:
             self.label()
 
@@ -78,7 +78,7 @@ class Section(OnSession):
 
 class MeasuringSection(Section):
     """A section that measures in the reader's browser: one run at a time, with its progress, and
-    cancellable between parts. `new_lab()` makes the measurement (an app.lab.Stepwise);
+    cancellable between parts. `new_lab()` makes the measurement (an app/sections/stepwise.py Stepwise);
     `render()` shows it; `runs` counts the runs started (tests wait for theirs)."""
 
     def measure_controls(self):
@@ -111,7 +111,7 @@ class MeasuringSection(Section):
         """The current run's state, in words and for tests (data-testid '<key>-status')."""
         lab = self.lab
         key = (self.cancelled_key if lab.cancelled else self.done_key) if lab.finished else self.running_key
-        return self.status_html(f"{self.key}-status", self.t(key, **self.status_values()))
+        return self.status_html(f"{self.key}-status", self.tr(key, **self.status_values()))
 
     def show(self):
         """The measurement, then its status line, last: whoever waits for the status (a test, a
@@ -188,7 +188,7 @@ class Stepper:
         self.reset()
 
 
-ERROR_EXPLAIN = {"batch": "batch_error_explain", "spec": "spec_error_explain"}  # by the section's key
+ERROR_EXPLAIN = {"batch": "batch_error_explain", "speculative": "spec_error_explain"}  # by the section's key
 
 
 class SteppedSection(MeasuringSection):
@@ -224,6 +224,6 @@ class SteppedSection(MeasuringSection):
             self.draw()
             e = self.current.error  # the position table's IndexError past the window
             self.error.object = (
-                "" if e is None else error_html(self.t, e, self.view.n, f"{self.key}-error", ERROR_EXPLAIN[self.key])
+                "" if e is None else error_html(self.tr, e, self.view.n, f"{self.key}-error", ERROR_EXPLAIN[self.key])
             )
             self.draw_state()

@@ -36,18 +36,18 @@ class LatestCode:
         self.code = events[-1].new  # both may change in one update, with the same text
 
 
-def output_html(t, answer) -> str:
+def output_html(tr, answer) -> str:
     """What the code printed (capped by the sandbox), as a block of text."""
     if not answer.output and not answer.more:
         return ""
-    more = f"\n{t('code_more', n=answer.more)}" if answer.more else ""
+    more = f"\n{tr('code_more', n=answer.more)}" if answer.more else ""
     return (
-        f"<p class='explain'>{esc(t('code_output'))}</p>"
+        f"<p class='explain'>{esc(tr('code_output'))}</p>"
         f"<pre class='code' tabindex='0' data-testid='code-output'>{esc(chr(10).join(answer.output) + more)}</pre>"
     )
 
 
-def failure_html(t, lang, answer, limit_s) -> str | None:
+def failure_html(tr, lang, answer, limit_s) -> str | None:
     """The sentence for a run that did not finish normally (stopped, crashed, ...); None if it did."""
     key = {
         "timeout": "code_stopped",
@@ -58,18 +58,18 @@ def failure_html(t, lang, answer, limit_s) -> str | None:
     }.get(answer.status)
     if key is None:
         return None
-    text = t(key, limit=num(answer.limit_s or limit_s, lang), message=answer.message or answer.url)
+    text = tr(key, limit=num(answer.limit_s or limit_s, lang), message=answer.message or answer.url)
     return f"<div class='feedback wrong' role='status' data-testid='code-stopped'>{esc(text)}</div>"
 
 
 def waiting_html(view, testid: str, pane, run: int, queued: bool = False) -> None:
     """A run's result while it has none: running, or waiting in line for another run to end (at the
     latest at that run's time limit)."""
-    t = view.t
+    tr = view.tr
     state, text = (
-        ("queued", t("code_queued", limit=num(view.sandbox.limit_in_flight, view.lang)))
+        ("queued", tr("code_queued", limit=num(view.sandbox.limit_in_flight, view.lang)))
         if queued
-        else ("running", t("code_running"))
+        else ("running", tr("code_running"))
     )
     pane.object = (
         f"<div data-testid='{testid}' data-state='{state}' data-run='{run}'><p role='status'>{esc(text)}</p></div>"

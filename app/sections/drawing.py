@@ -14,9 +14,9 @@ def token_text(vocab, ids) -> str:
     return "".join(show_token(vocab[i]) for i in ids)
 
 
-def swatches(t, items) -> str:
+def swatches(tr, items) -> str:
     """A legend in words: (css class, message key) pairs, each with its swatch."""
-    return " ".join(f"<span class='key'><span class='sw {cls}'></span>{esc(t(key))}</span>" for cls, key in items)
+    return " ".join(f"<span class='key'><span class='sw {cls}'></span>{esc(tr(key))}</span>" for cls, key in items)
 
 
 CELL_COLUMNS = ("x", "y", "color", "line", "what", "tok")
@@ -79,10 +79,10 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
     return f, series
 
 
-def lab_table(t, label: str, head: list[str], rows: list[list[str]], testid: str) -> str:
+def lab_table(tr, label: str, head: list[str], rows: list[list[str]], testid: str) -> str:
     """A table of cells (HTML) under the headings' message keys, in a scroll region named `label`
     (as every wide table of the page: parts.scroll_region)."""
-    th = "".join(f"<th>{esc(t(k))}</th>" for k in head)
+    th = "".join(f"<th>{esc(tr(k))}</th>" for k in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
     return scroll_region(
         label, f"<table class='data' data-testid='{testid}'><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"

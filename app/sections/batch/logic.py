@@ -1,5 +1,5 @@
 """Batching in the reader's browser: B conversations decoded together, and what one step of B
-costs per conversation, measured here. No Panel here (the view is app/sections/batch and app/sections/spec); imported
+costs per conversation, measured here. No Panel here (the view is app/sections/batch and app/sections/speculative); imported
 only when the reader opens its section.
 
 `Conversations` keeps B conversations, each with its own prompt, seed and generator, in one
@@ -26,7 +26,7 @@ from model.timing import interleaved
 
 from ...state import clock
 from ...state.explorer import StepError
-from ..lab.logic import Stepwise
+from ..stepwise import Stepwise
 
 # Prompts from the novel, of different lengths (2 to 13 tokens); conversation b gets the b-th,
 # again from the first past the sixteenth, and its own seed.

@@ -86,17 +86,17 @@ class BatchSection(SteppedSection):
         )
 
     def label(self):
-        t = self.t
-        self.intro.object = f"<p>{esc(t('batch_intro'))}</p>"
-        self.size.label = t("batch_B")
-        self.stepper.label(t("batch_step"), t("batch_play"), t("pause"), t("batch_reset"))
+        tr = self.tr
+        self.intro.object = f"<p>{esc(tr('batch_intro'))}</p>"
+        self.size.label = tr("batch_B")
+        self.stepper.label(tr("batch_step"), tr("batch_play"), tr("pause"), tr("batch_reset"))
         self.tensor_head.object = (
-            f"<h3>{esc(t('batch_tensor_title'))}</h3><p class='legend-inline'>{esc(t('batch_tensor_note'))}</p>"
+            f"<h3>{esc(tr('batch_tensor_title'))}</h3><p class='legend-inline'>{esc(tr('batch_tensor_note'))}</p>"
         )
         self.legend.object = (
             "<p class='legend-inline'>"
             + swatches(
-                t,
+                tr,
                 (
                     ("pad", "batch_pad"),
                     ("prompt", "batch_prompt"),
@@ -106,13 +106,13 @@ class BatchSection(SteppedSection):
             )
             + "</p>"
         )
-        self.tensor.xaxis.axis_label, self.tensor.yaxis.axis_label = t("batch_x"), t("batch_y")
+        self.tensor.xaxis.axis_label, self.tensor.yaxis.axis_label = tr("batch_x"), tr("batch_y")
         positions = self.positions()
-        self.lab_intro.object = f"<h3>{esc(t('batch_lab_title'))}</h3><p>{esc(t('batch_lab_intro', a=positions[0], b=positions[1], c=positions[2], n=BATCH_SAMPLES))}</p>"
-        self.run_button.name, self.cancel_button.name = t("batch_run"), t("lab_cancel")
+        self.lab_intro.object = f"<h3>{esc(tr('batch_lab_title'))}</h3><p>{esc(tr('batch_lab_intro', a=positions[0], b=positions[1], c=positions[2], n=BATCH_SAMPLES))}</p>"
+        self.run_button.name, self.cancel_button.name = tr("batch_run"), tr("lab_cancel")
         for pos, (_src, item) in self.lines.items():
-            item.label = bk_value(t("batch_position", t=pos))
-        self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("batch_plot_x"), t("batch_plot_y")
+            item.label = bk_value(tr("batch_position", t=pos))
+        self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = tr("batch_plot_x"), tr("batch_plot_y")
         self.redraw()
         self.show()
 
@@ -129,31 +129,31 @@ class BatchSection(SteppedSection):
         self.draw_memory()
 
     def draw_texts(self):
-        c, t, vocab = self.current, self.t, self.ex.gpt.tokenizer.vocab
+        c, tr, vocab = self.current, self.tr, self.ex.gpt.tokenizer.vocab
         items = []
         for b, ids in enumerate(c.ids):
             sampled = ids[c.n_prompt[b] :]
             newest = f"<span class='tok current'>{esc(token_text(vocab, sampled[-1:]))}</span>" if sampled else ""
             items.append(
                 f"<li data-testid='batch-text' data-seed='{c.seeds[b]}'><span class='meta'>"
-                f"{esc(t('batch_conv', b=b + 1, seed=c.seeds[b], t=len(ids)))}</span> "
+                f"{esc(tr('batch_conv', b=b + 1, seed=c.seeds[b], t=len(ids)))}</span> "
                 f"<span class='tok prompt'>{esc(token_text(vocab, ids[: c.n_prompt[b]]))}</span>"
                 f"{esc(token_text(vocab, sampled[:-1]))}{newest}</li>"
             )
         self.texts.object = f"<ol class='convos' lang='es'>{''.join(items)}</ol>"
 
     def draw_state(self):
-        c, t = self.current, self.t
+        c, tr = self.current, self.tr
         lengths = [len(x) for x in c.ids]
         self.state.object = (
             f"<p data-testid='batch-state' data-steps='{c.steps}' data-b='{c.B}'>"
-            f"{esc(t('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.n))}</p>"
+            f"{esc(tr('batch_state', steps=c.steps, B=c.B, lo=min(lengths), hi=max(lengths), n=self.n))}</p>"
         )
 
     def draw_tensor(self):
-        c, t, vocab = self.current, self.t, self.ex.gpt.tokenizer.vocab
+        c, tr, vocab = self.current, self.tr, self.ex.gpt.tokenizer.vocab
         kinds = c.slot_kinds()
-        what = {0: t("batch_pad"), 1: t("batch_prompt"), 2: t("batch_sampled"), 3: t("batch_newest")}
+        what = {0: tr("batch_pad"), 1: tr("batch_prompt"), 2: tr("batch_sampled"), 3: tr("batch_newest")}
         cells = []
         for b, ids in enumerate(c.ids):
             first = c.slots - len(ids)
@@ -167,7 +167,7 @@ class BatchSection(SteppedSection):
                         color,
                         line,
                         kind == 0,
-                        t("batch_cell", b=b + 1, s=s + 1, what=what[kind], pos=pos if pos > 0 else "–"),
+                        tr("batch_cell", b=b + 1, s=s + 1, what=what[kind], pos=pos if pos > 0 else "–"),
                         show_token(vocab[ids[pos - 1]]) if pos > 0 else "",
                     )
                 )
@@ -185,11 +185,11 @@ class BatchSection(SteppedSection):
         self.memory.object = (
             f"<p data-testid='batch-memory' data-tensor='{m['tensor']}' data-row='{m['row']}' "
             f"data-own='{m['own_total']}' data-b='{m['B']}' data-slots='{m['slots']}'>"
-            f"{esc(self.t('batch_memory', **memory_values(m, lang, size)))}</p>"
+            f"{esc(self.tr('batch_memory', **memory_values(m, lang, size)))}</p>"
         )
         self.proof.object = (
             f"<p data-testid='batch-proof' data-diff='{c.proof!r}'>"
-            f"{esc(self.t('batch_proof', diff=sci(c.proof, lang), B=c.B))}</p>"
+            f"{esc(self.tr('batch_proof', diff=sci(c.proof, lang), B=c.B))}</p>"
         )
 
     # -- the clock ---------------------------------------------------------------------------------
@@ -205,14 +205,14 @@ class BatchSection(SteppedSection):
         )
 
     def render(self):
-        lab, t, lang = self.lab, self.t, self.lang
+        lab, tr, lang = self.lab, self.tr, self.lang
         if lab is None:
             return
         ms, ratio = (lambda x: clock.ms_text(x, lang)), (lambda x: clock.ratio_text(x, lang))
         rows = lab.rows
         self.table.object = lab_table(
-            t,
-            t("batch_lab_title"),
+            tr,
+            tr("batch_lab_title"),
             ["table_pos", "batch_B_short", "batch_ms_step", "batch_ms_per", "batch_gain", "batch_cache"],
             [
                 [
@@ -240,6 +240,6 @@ class BatchSection(SteppedSection):
 
         self.explain.object = (
             "<p class='explain' data-testid='batch-explain'>"
-            + " ".join(esc(t(key, **values)) for key, values in batch_sentences(reading, lang))
+            + " ".join(esc(tr(key, **values)) for key, values in batch_sentences(reading, lang))
             + "</p>"
         )

@@ -110,15 +110,15 @@ class ContextSection(Section):
         try:
             self.relabel_choices()
             for key, w in self.widgets().items():
-                w.name = self.t(self.LABEL[key])
+                w.name = self.tr(self.LABEL[key])
             for f in self.fields.values():
                 if f.value is not None:
                     f.show(f.value, self.lang)  # the same number, written the new language's way
         finally:
             self._loading = False
-        self.intro.object = f"<p>{esc(self.t('ctx_intro'))}</p>"
-        self.model_heading.object = f"<h3>{esc(self.t('ctx_model'))}</h3>"
-        self.machine_heading.object = f"<h3>{esc(self.t('ctx_machine'))}</h3>"
+        self.intro.object = f"<p>{esc(self.tr('ctx_intro'))}</p>"
+        self.model_heading.object = f"<h3>{esc(self.tr('ctx_model'))}</h3>"
+        self.machine_heading.object = f"<h3>{esc(self.tr('ctx_machine'))}</h3>"
         self.assumptions.object = "".join(f"<p class='explain'>{esc(s)}</p>" for s in self.notes())
         self.render()
 
@@ -126,7 +126,7 @@ class ContextSection(Section):
         """The presets' names and the selects' options, with the language's numbers."""
         lang, value = self.lang, self.preset.value
         self.preset.options = {
-            self.t(
+            self.tr(
                 self.PRESET[k],
                 L=p.model.n_layers,
                 d=num(p.model.d_model, lang),
@@ -136,9 +136,9 @@ class ContextSection(Section):
             for k, p in self.presets.items()
         }
         self.preset.value = value
-        self.preset.name = self.t("ctx_preset")
+        self.preset.name = self.tr("ctx_preset")
         bits, kv = self.bits.value, self.kv_bytes.value
-        names = {"4-bit": self.t("ctx_4bit")}
+        names = {"4-bit": self.tr("ctx_4bit")}
         self.bits.options = {f"{names.get(k, k)} ({plain_number(b, lang)})": b for k, b in calculator.BITS.items()}
         self.kv_bytes.options = {
             f"{'fp16 / bf16' if k == 'fp16' else k} ({plain_number(b, lang)})": b
@@ -152,7 +152,7 @@ class ContextSection(Section):
         short = lambda x: plain_number(x, lang, 3)  # noqa: E731
         w05 = P["0.5b"].with_(bits=calculator.BITS["fp32"]).weights_bytes()
         return [
-            self.t(
+            self.tr(
                 "ctx_assumptions",
                 c13_4bit=num(checks["13b_4bit_8gb"], lang),
                 gpu8=calculator.CHAPTER_TABLES["13b_4bit_8gb"][2],
@@ -165,7 +165,7 @@ class ContextSection(Section):
                 bits4=short(calculator.BITS["4-bit"]),
                 group=calculator.GROUP,
             ),
-            self.t(
+            self.tr(
                 "ctx_windows",
                 **{
                     k: num(P[p].window, lang)
@@ -179,13 +179,13 @@ class ContextSection(Section):
                     )
                 },
             ),
-            self.t(
+            self.tr(
                 "ctx_units",
                 w7=num(P["7b-gqa"].with_(bits=16).weights_bytes() / GiB, lang, 1),
                 w05_gb=num(w05 / 1e9, lang, 2),
                 w05_gib=num(w05 / GiB, lang, 2),
             ),
-            self.t("ctx_knobs"),
+            self.tr("ctx_knobs"),
         ]
 
     def load(self, key: str):
@@ -232,20 +232,20 @@ class ContextSection(Section):
             return
         p, lang = self.current(), self.lang
         if isinstance(p, NumberField):
-            text = self.t("ctx_invalid", field=self.t(self.LABEL[p.key]), what=p.expected(self.t, lang))
+            text = self.tr("ctx_invalid", field=self.tr(self.LABEL[p.key]), what=p.expected(self.tr, lang))
             self.result.object = f"<p role='status' data-testid='ctx-invalid'>{esc(text)}</p>"
             return
         self.result.object = self.verdict_html(p)
 
     def verdict_html(self, p: calculator.Preset) -> str:
         lang, tokens = self.lang, p.tokens_per_user()
-        verdict = self.t("ctx_tokens", n=tokens, users=num(p.users, lang))
+        verdict = self.tr("ctx_tokens", n=tokens, users=num(p.users, lang))
         cap = (
-            f"<p class='explain' data-testid='ctx-cap'>{esc(self.t('ctx_capped', n=p.window, by_memory=num(p.tokens_by_memory(), lang)))}</p>"
+            f"<p class='explain' data-testid='ctx-cap'>{esc(self.tr('ctx_capped', n=p.window, by_memory=num(p.tokens_by_memory(), lang)))}</p>"
             if p.capped()
             else ""
         )
-        detail = self.t(
+        detail = self.tr(
             "ctx_detail",
             per_token=size(p.bytes_per_token(), lang),
             weights=size(p.weights_bytes(), lang),
@@ -253,7 +253,7 @@ class ContextSection(Section):
             n=p.users * tokens,
             used=size(p.cache_bytes(), lang),
         )
-        none = f"<p class='explain'>{esc(self.t('ctx_none'))}</p>" if tokens == 0 else ""
+        none = f"<p class='explain'>{esc(self.tr('ctx_none'))}</p>" if tokens == 0 else ""
         return (
             f"<div class='card' role='status'><p class='big num' data-testid='ctx-tokens'>{esc(verdict)}</p>"
             f"{cap}<p class='explain' data-testid='ctx-detail'>{esc(detail)}</p>{none}</div>"

@@ -56,13 +56,13 @@ class PagedSection(Section):
         self.reset()
 
     def label(self):
-        t = self.t
+        tr = self.tr
         from .logic import POOL_POSITIONS
 
-        self.intro.object = f"<p>{esc(t('paged_intro', p=POOL_POSITIONS))}</p>"
-        self.block.name = t("paged_block")
-        self.block_label.object = f"<p class='control-label'>{esc(t('paged_block'))}</p>"
-        self.stepper.label(t("paged_step"), t("paged_play"), t("pause"), t("paged_reset"))
+        self.intro.object = f"<p>{esc(tr('paged_intro', p=POOL_POSITIONS))}</p>"
+        self.block.name = tr("paged_block")
+        self.block_label.object = f"<p class='control-label'>{esc(tr('paged_block'))}</p>"
+        self.stepper.label(tr("paged_step"), tr("paged_play"), tr("pause"), tr("paged_reset"))
         self.redraw()
 
     # -- stepping ----------------------------------------------------------------------------------
@@ -94,24 +94,24 @@ class PagedSection(Section):
 
     # -- drawing -------------------------------------------------------------------------------------
     def draw_state(self):
-        r, t = self.current, self.t
+        r, tr = self.current, self.tr
         live = ", ".join(r.snap["tables"]) or "–"
         key = "paged_state_done" if r.done else "paged_state"
         self.state.object = (
             f"<p data-testid='paged-state' data-steps='{r.steps}' data-block='{r.block_size}' "
-            f"data-done='{r.done}'>{esc(t(key, steps=r.steps, total=r.total, live=live))}</p>"
+            f"data-done='{r.done}'>{esc(tr(key, steps=r.steps, total=r.total, live=live))}</p>"
         )
 
     def draw_events(self):
-        r, t = self.current, self.t
+        r, tr = self.current, self.tr
         if r.steps == 0:
-            lines = [t("paged_events_none")]
+            lines = [tr("paged_events_none")]
         else:
-            lines = [self.change_text(c) for c in r.changes] or [t("paged_nothing")]
+            lines = [self.change_text(c) for c in r.changes] or [tr("paged_nothing")]
         copies = [c for c in r.changes if c["kind"] == "copy"]
-        cow = t("paged_cow", n=len(copies)) if copies else t("paged_no_cow")
+        cow = tr("paged_cow", n=len(copies)) if copies else tr("paged_no_cow")
         items = "".join(f"<li>{esc(x)}</li>" for x in lines)
-        title = f"<h3>{esc(t('paged_events_title', steps=r.steps))}</h3>" if r.steps else ""
+        title = f"<h3>{esc(tr('paged_events_title', steps=r.steps))}</h3>" if r.steps else ""
         self.events.object = (
             f"{title}"
             f"<ul class='paged-events' data-testid='paged-events' data-copies='{len(copies)}'>"
@@ -119,13 +119,13 @@ class PagedSection(Section):
         )
 
     def change_text(self, c: dict) -> str:
-        t, kind = self.t, c["kind"]
+        tr, kind = self.tr, c["kind"]
         if kind == "leave":
-            return t("paged_leave", name=c["name"])
+            return tr("paged_leave", name=c["name"])
         if kind == "enter":
-            return t("paged_enter", name=c["name"], blocks=" ".join(map(str, c["blocks"])), n=len(c["blocks"]))
+            return tr("paged_enter", name=c["name"], blocks=" ".join(map(str, c["blocks"])), n=len(c["blocks"]))
         if kind == "share":
-            return t(
+            return tr(
                 "paged_share",
                 name=c["name"],
                 other=c["with"],
@@ -133,16 +133,16 @@ class PagedSection(Section):
                 n=len(c["blocks"]),
             )
         if kind == "copy":
-            return t("paged_copy", name=c["name"], j=c["logical"], old=c["old"], new=c["new"])
-        return t("paged_grow", name=c["name"], j=c["logical"], b=c["block"])
+            return tr("paged_copy", name=c["name"], j=c["logical"], old=c["old"], new=c["new"])
+        return tr("paged_grow", name=c["name"], j=c["logical"], b=c["block"])
 
     def draw_texts(self):
-        r, t, vocab = self.current, self.t, self.ex.gpt.tokenizer.vocab
+        r, tr, vocab = self.current, self.tr, self.ex.gpt.tokenizer.vocab
         texts, status = r.texts(), r.status()
         items = []
         for name, s in status.items():
             ids, n_prompt = texts.get(name, ([], 0))
-            what = t(STATE_KEY[s["state"]], step=s["enters"], n=s["n_new"])
+            what = tr(STATE_KEY[s["state"]], step=s["enters"], n=s["n_new"])
             body = (
                 (
                     f" <span lang='es'><span class='tok prompt'>{esc(token_text(vocab, ids[:n_prompt]))}</span>"
@@ -161,13 +161,13 @@ class PagedSection(Section):
     def draw_pool(self):
         from .logic import shared_blocks
 
-        r, t = self.current, self.t
+        r, tr = self.current, self.tr
         snap, bs = r.snap, r.block_size
         blocks = []
         for b in snap["blocks"]:
             owners, filled = b["owners"], b["filled"]
             if not owners:
-                cls, who = "free", t("paged_free_short")
+                cls, who = "free", tr("paged_free_short")
             else:
                 cls = f"own-{owners[0]}" + (f" own2-{owners[1]} shared" if len(owners) > 1 else "")
                 who = "+".join(owners)
@@ -180,7 +180,7 @@ class PagedSection(Section):
                 f"<span class='whom'>{esc(who)}</span></li>"
             )
         shared = shared_blocks(snap)
-        title = t(
+        title = tr(
             "paged_pool_title",
             n=r.n_blocks,
             bs=bs,
@@ -189,10 +189,10 @@ class PagedSection(Section):
         )
         self.pool_head.object = (
             f"<h3>{esc(title)}</h3>"
-            f"<p class='legend-inline'>{esc(t('paged_pool_note'))}</p>"
+            f"<p class='legend-inline'>{esc(tr('paged_pool_note'))}</p>"
             "<p class='legend-inline'>"
             + swatches(
-                t,
+                tr,
                 (
                     ("paged-on", "paged_key_filled"),
                     ("paged-empty", "paged_key_empty"),
@@ -204,14 +204,14 @@ class PagedSection(Section):
         )
         self.pool.object = (
             f"<ol class='pool' data-testid='paged-pool' data-free='{len(snap['free'])}' "
-            f"data-shared='{' '.join(map(str, shared))}' aria-label='{esc(t('paged_pool_label'))}'>"
+            f"data-shared='{' '.join(map(str, shared))}' aria-label='{esc(tr('paged_pool_label'))}'>"
             f"{''.join(blocks)}</ol>"
         )
 
     def draw_tables(self):
         from .logic import shared_blocks
 
-        r, t = self.current, self.t
+        r, tr = self.current, self.tr
         snap, shared = r.snap, set(shared_blocks(r.snap))
         rows = []
         for name, table in snap["tables"].items():
@@ -226,13 +226,13 @@ class PagedSection(Section):
             )
         if not rows:
             self.tables.object = (
-                f"<h3>{esc(t('paged_tables_title'))}</h3>"
-                f"<p data-testid='paged-tables' data-n='0'>{esc(t('paged_tables_none'))}</p>"
+                f"<h3>{esc(tr('paged_tables_title'))}</h3>"
+                f"<p data-testid='paged-tables' data-n='0'>{esc(tr('paged_tables_none'))}</p>"
             )
             return
-        head = "".join(f"<th scope='col'>{esc(t(k))}</th>" for k in ("paged_seq", "paged_positions", "paged_table"))
+        head = "".join(f"<th scope='col'>{esc(tr(k))}</th>" for k in ("paged_seq", "paged_positions", "paged_table"))
         self.tables.object = (
-            f"<h3>{esc(t('paged_tables_title'))}</h3>"
+            f"<h3>{esc(tr('paged_tables_title'))}</h3>"
             f"<table class='data paged-tables' data-testid='paged-tables' data-n='{len(rows)}'>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
@@ -240,20 +240,20 @@ class PagedSection(Section):
     def draw_memory(self):
         from .logic import memory_row
 
-        r, t, lang = self.current, self.t, self.lang
+        r, tr, lang = self.current, self.tr, self.lang
         m = memory_row(r.snap)
         top = max(m["reserved"], 1)
         rows = "".join(
-            f"<tr class='{k}'><th scope='row'>{esc(t(MEMORY_KEY[k]))}</th>"
+            f"<tr class='{k}'><th scope='row'>{esc(tr(MEMORY_KEY[k]))}</th>"
             f"<td class='bar'><span style='width: {100 * m[k] / top:.1f}%'></span></td>"
             f"<td>{size(m[k], lang)}</td></tr>"
             for k in MEMORY_KEY
         )
         data = " ".join(f"data-{k}='{m[k]}'" for k in ("reserved", "paged", "shared", "exact", "unused", "live"))
         said = (
-            t("paged_memory_none")
+            tr("paged_memory_none")
             if not m["live"]
-            else t(
+            else tr(
                 "paged_memory",
                 n=m["live"],
                 n_ctx=self.n,
@@ -267,13 +267,13 @@ class PagedSection(Section):
             )
         )
         self.memory.object = (
-            f"<h3>{esc(t('paged_mem_title'))}</h3>"
+            f"<h3>{esc(tr('paged_mem_title'))}</h3>"
             f"<table class='data paged-memory' data-testid='paged-memory' {data}>"
             f"<tbody>{rows}</tbody></table><p class='explain'>{esc(said)}</p>"
         )
         self.proof.object = (
             f"<p data-testid='paged-proof' data-diff='{r.proof!r}' data-now='{r.proof_now!r}' "
             f"data-compared='{r.compared}'>"
-            f"{esc(t('paged_proof', diff=sci(r.proof, lang), now=sci(r.proof_now, lang), n=r.compared))}"
+            f"{esc(tr('paged_proof', diff=sci(r.proof, lang), now=sci(r.proof_now, lang), n=r.compared))}"
             "</p>"
         )

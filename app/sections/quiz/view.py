@@ -69,37 +69,37 @@ class QuizSection(Section):
         self.label_intro()
         values, shown = quiz.values(self.ex, self.lang), quiz.order(self.ex.settings.seed)
         for i, (qid, question, choice, _feedback) in enumerate(self.items):
-            question.object = f"<h3>{i + 1}. {esc(self.t(quiz.QUESTION_KEY[qid], **values))}</h3>"
+            question.object = f"<h3>{i + 1}. {esc(self.tr(quiz.QUESTION_KEY[qid], **values))}</h3>"
             value = choice.value
-            choice.options = {self.t(quiz.OPTION_KEY[qid][o], **values): o for o in shown[qid]}
+            choice.options = {self.tr(quiz.OPTION_KEY[qid][o], **values): o for o in shown[qid]}
             choice.value = value
-            choice.name = self.t(quiz.QUESTION_KEY[qid], **values)
+            choice.name = self.tr(quiz.QUESTION_KEY[qid], **values)
             self.answer(qid, values)
         self.challenge_intro.object = (
-            f"<h3>{esc(self.t('challenge_title'))}</h3><p>{esc(self.t('challenge_intro', n=sandbox.LIMIT_S))}</p>"
+            f"<h3>{esc(self.tr('challenge_title'))}</h3><p>{esc(self.tr('challenge_intro', n=sandbox.LIMIT_S))}</p>"
         )
-        self.block.name = self.t("challenge_block")
-        self.head.name = self.t("challenge_head")
-        self.editor.name = self.t("challenge_code")
+        self.block.name = self.tr("challenge_block")
+        self.head.name = self.tr("challenge_head")
+        self.editor.name = self.tr("challenge_code")
         dk = self.ex.lesson_gpt.config.d_head
         if self.code.code in [challenge.template(lang, dk) for lang in challenge.TEMPLATE]:
             self.editor.value = challenge.template(self.lang, dk)  # not edited: follow the language
         elif self.code.code in challenge.SOLUTION.values():
             self.editor.value = challenge.SOLUTION.get(self.lang, challenge.SOLUTION["es"])
-        self.check_button.name = self.t("challenge_check")
-        self.solution_button.name = self.t("challenge_solution")
+        self.check_button.name = self.tr("challenge_check")
+        self.solution_button.name = self.tr("challenge_solution")
 
     def label_intro(self):
         """The intro; while the figure runs another model or cache format than the lesson's, it says
         that the answers are about the lesson's."""
-        intro = self.t("quiz_intro")
+        intro = self.tr("quiz_intro")
         if quiz.not_the_lessons(self.ex):
-            intro += " " + self.t(
+            intro += " " + self.tr(
                 "quiz_lesson_note",
                 H=self.ex.lesson_gpt.config.n_kv_heads,
                 fmt=quiz.FLOAT64,
                 bytes=quiz.LESSON_BYTES,
-                section=self.t("small_title"),
+                section=self.tr("small_title"),
             )
         self.intro.object = f"<p data-testid='quiz-intro'>{esc(intro)}</p>"
 
@@ -110,11 +110,11 @@ class QuizSection(Section):
             return
         right = quiz.is_right(qid, choice.value)
         values = values or quiz.values(self.ex, self.lang)
-        verdict = self.t("quiz_right" if right else "quiz_wrong")
+        verdict = self.tr("quiz_right" if right else "quiz_wrong")
         feedback.object = (
             f"<div class='{'feedback right' if right else 'feedback wrong'}' role='status' "
             f"data-testid='quiz-{qid}'><b>{esc(verdict)}</b> "
-            f"{esc(self.t(quiz.WHY_KEY[qid], **values))}</div>"
+            f"{esc(self.tr(quiz.WHY_KEY[qid], **values))}</div>"
         )
 
     def case(self):
@@ -125,7 +125,7 @@ class QuizSection(Section):
 
     def check(self):
         q, K, V, out = self.case()
-        where = self.t("challenge_where", t=self.ex.t, block=self.block.value + 1, head=self.head.value + 1)
+        where = self.tr("challenge_where", t=self.ex.t, block=self.block.value + 1, head=self.head.value + 1)
         waiting = functools.partial(waiting_html, self.view, "challenge-result", self.result)
         waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)  # before: the answer may be at once
         self.view.sandbox.submit(
@@ -139,29 +139,29 @@ class QuizSection(Section):
         self.view.publish_state(weights=True)  # tests check the app's model is untouched
         lang, answer = self.lang, verdict.answer
         if verdict.kind == "right":
-            body = f"<div class='feedback right' role='status'><b>{esc(self.t('challenge_ok', diff=sci(verdict.diff, lang)))}</b> {esc(where)}</div>"
+            body = f"<div class='feedback right' role='status'><b>{esc(self.tr('challenge_ok', diff=sci(verdict.diff, lang)))}</b> {esc(where)}</div>"
         elif verdict.kind == "wrong":
             body = (
                 f"<div class='feedback wrong' role='status'>"
-                f"{esc(self.t('challenge_diff', diff=sci(verdict.diff, lang)))} {esc(where)}</div>"
+                f"{esc(self.tr('challenge_diff', diff=sci(verdict.diff, lang)))} {esc(where)}</div>"
             )
         elif verdict.kind == "error":
-            line = self.t("code_line", line=answer.line) if answer.line else ""
+            line = self.tr("code_line", line=answer.line) if answer.line else ""
             body = (
-                f"<div class='feedback wrong' role='status'>{esc(self.t('code_error'))} {esc(line)}"
+                f"<div class='feedback wrong' role='status'>{esc(self.tr('code_error'))} {esc(line)}"
                 f"<pre class='code' tabindex='0'>{esc(answer.error_type)}: {esc(answer.message)}</pre>"
-                f"{esc(self.t('challenge_hint_error'))}</div>"
+                f"{esc(self.tr('challenge_hint_error'))}</div>"
             )
         elif verdict.kind == "problem":
             body = (
                 f"<div class='feedback wrong' role='status'>"
-                f"{esc(self.t(CHALLENGE_PROBLEM[verdict.problem], shape=verdict.shape, expected=tuple(np.shape(out))))}</div>"
+                f"{esc(self.tr(CHALLENGE_PROBLEM[verdict.problem], shape=verdict.shape, expected=tuple(np.shape(out))))}</div>"
             )
         else:
-            body = failure_html(self.t, self.lang, answer, sandbox.LIMIT_S)
+            body = failure_html(self.tr, self.lang, answer, sandbox.LIMIT_S)
         self.result.object = (
             f"<div data-testid='challenge-result' data-state='{verdict.kind}' data-run='{run}'>{body}"
-            f"{output_html(self.t, answer)}</div>"
+            f"{output_html(self.tr, answer)}</div>"
         )
 
     def show_solution(self):

@@ -78,16 +78,16 @@ class SmallerSection(Section):
         return f
 
     def label(self):
-        t = self.t
-        self.intro.object = f"<p>{esc(t('small_intro'))}</p><p class='explain'>{esc(t('small_real'))}</p>"
-        self.kv.name, self.precision.name = t("small_kv"), t("small_precision")
-        self.kv.options = {t("small_kv_4"): 4, "2": 2, t("small_kv_1"): 1}
-        self.compare_button.name = t("small_compare")
-        self.chart.yaxis.axis_label, self.chart.xaxis.axis_label = t("small_chart_y"), t("small_chart_x")
+        tr = self.tr
+        self.intro.object = f"<p>{esc(tr('small_intro'))}</p><p class='explain'>{esc(tr('small_real'))}</p>"
+        self.kv.name, self.precision.name = tr("small_kv"), tr("small_precision")
+        self.kv.options = {tr("small_kv_4"): 4, "2": 2, tr("small_kv_1"): 1}
+        self.compare_button.name = tr("small_compare")
+        self.chart.yaxis.axis_label, self.chart.xaxis.axis_label = tr("small_chart_y"), tr("small_chart_x")
         self.hover.tooltips = [
             ("", "@label"),
             ("KiB", "@kib{0.0}"),
-            (t("small_loss"), "@loss{0.0000}"),
+            (tr("small_loss"), "@loss{0.0000}"),
             ("Δ logits", "@drift"),
         ]
         self.render_status()
@@ -96,9 +96,9 @@ class SmallerSection(Section):
 
     def render_status(self):
         """What the cache in the figure holds now, and what it changed."""
-        ex, lang, t = self.ex, self.lang, self.t
+        ex, lang, tr = self.ex, self.lang, self.tr
         per_token = smaller.per_token_bytes(ex.cache)
-        text = t(
+        text = tr(
             "small_now",
             n=ex.cfg.n_kv_heads,
             fmt=ex.fmt,
@@ -109,18 +109,18 @@ class SmallerSection(Section):
         if ex.fmt != "float64":
             now, most = ex.drift.get(ex.t), max(ex.drift.values(), default=None)
             if most is not None:
-                text += " " + t("small_drift", now=sci(now or 0.0, lang), most=sci(most, lang))
+                text += " " + tr("small_drift", now=sci(now or 0.0, lang), most=sci(most, lang))
             if ex.switched_at:
-                text += " " + t("small_restart", p=ex.switched_at)
+                text += " " + tr("small_restart", p=ex.switched_at)
             else:
                 where = ex.departure()
-                text += " " + (t("small_departs", p=where) if where else t("small_same"))
+                text += " " + (tr("small_departs", p=where) if where else tr("small_same"))
         self.status.object = f"<p role='status' data-testid='small-status'>{esc(text)}</p>"
 
     def render_losses(self):
         """Each model's held-out loss, what it is next to the lesson's, and the quantized cache's drift
         over the held-out windows: all from the checkpoints' metrics.json."""
-        t, lang = self.t, self.lang
+        tr, lang = self.tr, self.lang
         metrics = {h: checkpoints.metrics(smaller.CHECKPOINT[h]) for h in smaller.KV_HEADS}
         spreads = {h: smaller.seed_spread(m) for h, m in metrics.items()}
         with_seeds = any(spreads.values())
@@ -134,23 +134,23 @@ class SmallerSection(Section):
                 else (f"<td>{loss(spread[0])}–{loss(spread[1])} ({spread[2]})</td>" if spread else "<td>–</td>")
             )
             rows += f"<tr><td>{h}</td><td>{loss(m['held_out_loss'])}</td>{extra}</tr>"
-        head = f"<th>{esc(t('small_kv'))}</th><th>{esc(t('small_loss'))}</th>"
+        head = f"<th>{esc(tr('small_kv'))}</th><th>{esc(tr('small_loss'))}</th>"
         if with_seeds:
-            head += f"<th>{esc(t('small_loss_seeds'))}</th>"
+            head += f"<th>{esc(tr('small_loss_seeds'))}</th>"
         lesson = metrics[smaller.KV_HEADS[0]]
-        context = t(
+        context = tr(
             "small_loss_context",
             held=loss(lesson["held_out_loss"]),
             train=loss(lesson["train_loss"]),
             lesson=num(lesson.get("lesson_reported_loss", 3.2), lang, 1),
         )
-        runs = t(
+        runs = tr(
             "small_loss_runs" if with_seeds else "small_loss_one_run",
             l2=loss(metrics[2]["held_out_loss"]),
             l4=loss(lesson["held_out_loss"]),
         )
         self.losses.object = (
-            f"<table class='data' data-testid='small-losses'><caption>{esc(t('small_losses'))}"
+            f"<table class='data' data-testid='small-losses'><caption>{esc(tr('small_losses'))}"
             f"</caption><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
             f"<p class='explain' data-testid='small-loss-context'>{esc(context)} {esc(runs)}</p>"
             + self.drift_table(metrics)
@@ -159,7 +159,7 @@ class SmallerSection(Section):
     def drift_table(self, metrics: dict) -> str:
         """The quantized cache's drift over the novel's held-out windows, per model and format (median and
         max of each window's largest |Δ logits|), and where the sampled text departs."""
-        t, lang = self.t, self.lang
+        tr, lang = self.tr, self.lang
         spreads = {h: smaller.drift_spread(m) for h, m in metrics.items()}
         formats = [f for f in smaller.FORMATS if f != "float64" and all(f in s for s in spreads.values())]
         if not formats:
@@ -171,10 +171,10 @@ class SmallerSection(Section):
             + "</tr>"
             for h, s in spreads.items()
         )
-        head = f"<th>{esc(t('small_kv'))}</th>" + "".join(f"<th>{f}</th>" for f in formats)
+        head = f"<th>{esc(tr('small_kv'))}</th>" + "".join(f"<th>{f}</th>" for f in formats)
         html = (
             f"<table class='data' data-testid='small-drift-spread'><caption>"
-            f"{esc(t('small_drift_spread', windows=windows))}</caption><thead><tr>{head}</tr></thead>"
+            f"{esc(tr('small_drift_spread', windows=windows))}</caption><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>"
         )
         d4, d8 = (smaller.departure_range(spreads.values(), f) for f in ("int4", "int8"))
@@ -182,7 +182,7 @@ class SmallerSection(Section):
             seeds = metrics[smaller.KV_HEADS[0]]["kv_cache_drift"]["int4"]["first_departure"]["seeds"]
             html += (
                 f"<p class='explain' data-testid='small-departs-spread'>"
-                f"{esc(t('small_departs_spread', s0=min(seeds), s1=max(seeds), lo4=d4[0], hi4=d4[1], lo8=d8[0], hi8=d8[1]))}</p>"
+                f"{esc(tr('small_departs_spread', s0=min(seeds), s1=max(seeds), lo4=d4[0], hi4=d4[1], lo8=d8[0], hi8=d8[1]))}</p>"
             )
         return html
 
@@ -226,7 +226,7 @@ class SmallerSection(Section):
             for r in rows
         )
         head = "".join(
-            f"<th>{esc(self.t(k))}</th>"
+            f"<th>{esc(self.tr(k))}</th>"
             for k in ("small_kv", "small_precision", "small_window", "small_loss", "small_drift_head")
         )
         self.result.object = (
@@ -245,7 +245,7 @@ class SmallerSection(Section):
         if len(rows) < len(smaller.KV_HEADS) * len(smaller.FORMATS):
             return ""
         lesson, smallest, lang = rows[4, "float64"], rows[1, "int4"], self.lang
-        text = self.t(
+        text = self.tr(
             "small_summary",
             lesson=size(lesson.window_bytes, lang),
             smallest=size(smallest.window_bytes, lang),

@@ -1,5 +1,5 @@
 """Speculative decoding in the reader's browser: round by round, then measured here. No Panel
-here (the view is app/sections/batch and app/sections/spec); imported only when the reader opens its section.
+here (the view is app/sections/batch and app/sections/speculative); imported only when the reader opens its section.
 
 `SpecRun` goes through model/speculative.py's rounds one phase at a time, as the page shows
 them: the draft proposes k tokens (its cache grows), the mini-GPT checks them in one pass (its
@@ -26,7 +26,7 @@ from model.timing import compare, compare_over
 from ...i18n import num
 from ...state import clock
 from ...state.explorer import StepError
-from ..lab.logic import Stepwise
+from ..stepwise import Stepwise
 
 PROMPT = "La Nela"
 KS = tuple(range(1, 9))

@@ -59,7 +59,7 @@ def gantt_figure(n_steps: int, slots: int):
 
 
 class ContinuousSection(MeasuringSection):
-    key = "cb"
+    key = "continuous"
     title_key = "cb_title"
     css = folder_css(__file__)
     running_key, done_key, cancelled_key = "cb_running", "cb_done", "cb_cancelled"
@@ -104,11 +104,11 @@ class ContinuousSection(MeasuringSection):
     def label(self):
         from .logic import POSITION, ROUNDS, chapter_facts, window_facts
 
-        t, lang = self.t, self.lang
+        tr, lang = self.tr, self.lang
         runs = self.served
         facts = window_facts(runs, self.n)
-        self.intro.object = f"<p>{esc(t('cb_intro'))}</p>"
-        note = t(
+        self.intro.object = f"<p>{esc(tr('cb_intro'))}</p>"
+        note = tr(
             "cb_gantt_note",
             n=facts["n"],
             slots=runs.schedules["static"].n_slots,
@@ -116,18 +116,20 @@ class ContinuousSection(MeasuringSection):
             max=facts["max"],
             total=facts["total"],
         )
-        self.gantt_head.object = f"<h3>{esc(t('cb_gantt_title'))}</h3><p>{esc(note)}</p>"
+        self.gantt_head.object = f"<h3>{esc(tr('cb_gantt_title'))}</h3><p>{esc(note)}</p>"
         self.legend.object = (
             "<p class='legend-inline'>"
-            + " ".join(f"<span class='key'><span class='sw cb-{s}'></span>{esc(t(k))}</span>" for s, k in STATE.items())
+            + " ".join(
+                f"<span class='key'><span class='sw cb-{s}'></span>{esc(tr(k))}</span>" for s, k in STATE.items()
+            )
             + "</p>"
         )
         for p, fig in self.figures.items():
-            fig.xaxis.axis_label, fig.yaxis.axis_label = t("cb_x"), t("cb_y")
+            fig.xaxis.axis_label, fig.yaxis.axis_label = tr("cb_x"), tr("cb_y")
             self.draw_gantt(p)
         self.draw_texts()
         w = chapter_facts()
-        self.chapter_how = t(
+        self.chapter_how = tr(
             "cb_chapter_how",
             n=w["n"],
             median=num(w["median"], lang),
@@ -138,10 +140,10 @@ class ContinuousSection(MeasuringSection):
             slots=w["slots"],
         )
         self.lab_intro.object = (
-            f"<h3>{esc(t('cb_lab_title'))}</h3><p>{esc(t('cb_lab_intro', rounds=ROUNDS, pos=POSITION))}</p>"
+            f"<h3>{esc(tr('cb_lab_title'))}</h3><p>{esc(tr('cb_lab_intro', rounds=ROUNDS, pos=POSITION))}</p>"
         )
-        self.run_button.name, self.cancel_button.name = t("cb_run"), t("lab_cancel")
-        note = t(
+        self.run_button.name, self.cancel_button.name = tr("cb_run"), tr("lab_cancel")
+        note = tr(
             "cb_window_note",
             n_ctx=facts["n_ctx"],
             median=num(facts["median"], lang),
@@ -149,23 +151,23 @@ class ContinuousSection(MeasuringSection):
             hold=facts["hold"],
             chapter_max=facts["chapter_max"],
         )
-        self.window_note.object = f"<p class='explain' data-testid='cb-window-note'>{esc(note)}</p>"
+        self.window_note.object = f"<p class='explain' data-testid='continuous-window-note'>{esc(note)}</p>"
         self.show()
 
     # -- the slots over time ---------------------------------------------------------------------------
     def draw_gantt(self, policy: str):
         from .logic import cells, counts, segments
 
-        t = self.t
+        tr = self.tr
         schedule = self.served.schedules[policy]
         plain, hatched, stays, labels = self.sources[policy]
         out = ({k: [] for k in GANTT_COLUMNS}, {k: [] for k in GANTT_COLUMNS})
         for step, slot, request, state in cells(schedule):
             color, line = CELL_STYLE[state]
             what = (
-                t("cb_cell_idle", step=step + 1, slot=slot + 1)
+                tr("cb_cell_idle", step=step + 1, slot=slot + 1)
                 if request < 0
-                else t("cb_cell", step=step + 1, slot=slot + 1, r=request + 1, state=t(STATE[state]))
+                else tr("cb_cell", step=step + 1, slot=slot + 1, r=request + 1, state=tr(STATE[state]))
             )
             for k, v in zip(GANTT_COLUMNS, (step + 1, slot + 1, color, line, what)):
                 out[state == "held"][k].append(v)
@@ -184,36 +186,36 @@ class ContinuousSection(MeasuringSection):
         }
         c = counts(schedule)
         self.heads[policy].object = (
-            f"<h4>{esc(t(POLICY[policy]))}</h4><p data-testid='cb-counts-{policy}' data-steps='{c['steps']}' "
+            f"<h4>{esc(tr(POLICY[policy]))}</h4><p data-testid='continuous-counts-{policy}' data-steps='{c['steps']}' "
             f"data-held='{c['held']}' data-idle='{c['idle']}'>"
-            f"{esc(t('cb_counts', steps=c['steps'], cells=c['cells'], held=c['held'], idle=c['idle']))}</p>"
+            f"{esc(tr('cb_counts', steps=c['steps'], cells=c['cells'], held=c['held'], idle=c['idle']))}</p>"
         )
 
     def draw_texts(self):
         from .logic import POLICIES
 
-        t, runs, vocab = self.t, self.served, self.ex.gpt.tokenizer.vocab
+        tr, runs, vocab = self.tr, self.served, self.ex.gpt.tokenizer.vocab
         n = len(runs.requests)
         same = {p: runs.same(p) for p in POLICIES}
-        answer = t("cb_yes") if runs.all_same else t("cb_no")
+        answer = tr("cb_yes") if runs.all_same else tr("cb_no")
         mark = "✓" if runs.all_same else "✗"
         self.same.object = (
-            f"<p class='cb-same' data-testid='cb-same' data-same='{runs.all_same}' "
+            f"<p class='continuous-same' data-testid='continuous-same' data-same='{runs.all_same}' "
             f"data-static='{same['static']}' data-continuous='{same['continuous']}' data-n='{n}'>"
             f"<span aria-hidden='true'>{mark}</span> "
-            f"{esc(t('cb_same', answer=answer, total=n, **same))}</p>"
+            f"{esc(tr('cb_same', answer=answer, total=n, **same))}</p>"
         )
         items = []
         for r in runs.requests:
             ids = runs.texts["continuous"][r.id]
             items.append(
-                f"<li data-testid='cb-text'><span class='meta'>"
-                f"{esc(t('cb_request', r=r.id + 1, seed=r.seed, new=r.n_new))}</span> "
+                f"<li data-testid='continuous-text'><span class='meta'>"
+                f"{esc(tr('cb_request', r=r.id + 1, seed=r.seed, new=r.n_new))}</span> "
                 f"<span class='tok prompt'>{esc(token_text(vocab, ids[: len(r.prompt)]))}</span>"
                 f"{esc(token_text(vocab, ids[len(r.prompt) :]))}</li>"
             )
         self.texts.object = (
-            f"<details class='cb-texts'><summary>{esc(t('cb_texts', total=n))}</summary>"
+            f"<details class='continuous-texts'><summary>{esc(tr('cb_texts', total=n))}</summary>"
             f"<ol class='convos' lang='es'>{''.join(items)}</ol></details>"
         )
 
@@ -228,17 +230,17 @@ class ContinuousSection(MeasuringSection):
         return {"done": lab.done, "total": lab.total, "n": lab.total}
 
     def render(self):
-        lab, t, lang = self.lab, self.t, self.lang
+        lab, tr, lang = self.lab, self.tr, self.lang
         self.chapter_head.object = (
-            f"<h3>{esc(t('cb_chapter_title'))}</h3><p data-testid='cb-chapter-how'>{esc(self.chapter_how)}</p>"
+            f"<h3>{esc(tr('cb_chapter_title'))}</h3><p data-testid='continuous-chapter-how'>{esc(self.chapter_how)}</p>"
         )
         if lab is None:
             return
         ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
         rows = [[str(r["B"]), ms(r["median_s"]), f"{ms(r['low_s'])}–{ms(r['high_s'])}"] for r in lab.rows()]
-        label = t("cb_costs_title")
+        label = tr("cb_costs_title")
         self.costs_table.object = f"<h4>{esc(label)}</h4>" + lab_table(
-            t, label, ["cb_B", "cb_ms_step", "cb_range"], rows, "cb-costs"
+            tr, label, ["cb_B", "cb_ms_step", "cb_range"], rows, "continuous-costs"
         )
         costs = lab.costs
         if costs is None:
@@ -248,10 +250,10 @@ class ContinuousSection(MeasuringSection):
         from .logic import SLOTS, chapter_rows, window_rows, window_sentence_keys
 
         w, c = window_rows(self.served, costs), chapter_rows(costs[8])
-        label = t("cb_window_table", n=len(self.served.requests), slots=SLOTS)
-        self.window_table.object = self.policy_table(label, w, "cb-window-table")
-        label = t("cb_chapter_table", n=c["workload"]["n"], slots=c["workload"]["slots"])
-        self.chapter_table.object = self.policy_table(label, c, "cb-chapter-table")
+        label = tr("cb_window_table", n=len(self.served.requests), slots=SLOTS)
+        self.window_table.object = self.policy_table(label, w, "continuous-window-table")
+        label = tr("cb_chapter_table", n=c["workload"]["n"], slots=c["workload"]["slots"])
+        self.chapter_table.object = self.policy_table(label, c, "continuous-chapter-table")
         ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
         wr, cr = w["ratios"], c["ratios"]
         keys = window_sentence_keys(wr)
@@ -270,9 +272,9 @@ class ContinuousSection(MeasuringSection):
             "mc": ms(w["continuous"]["median_s"]),
         }
         self.window_explain.object = (
-            f"<p class='explain' data-testid='cb-window-explain' "
+            f"<p class='explain' data-testid='continuous-window-explain' "
             f"data-throughput='{wr['throughput']!r}' data-latency='{wr['mean']!r}'>"
-            + " ".join(esc(t(k, **values)) for k in ("cb_window_measured", *keys))
+            + " ".join(esc(tr(k, **values)) for k in ("cb_window_measured", *keys))
             + "</p>"
         )
         cv = {
@@ -289,17 +291,17 @@ class ContinuousSection(MeasuringSection):
             "n": c["workload"]["n"],
         }
         self.chapter_explain.object = (
-            f"<p class='explain' data-testid='cb-chapter-explain' "
+            f"<p class='explain' data-testid='continuous-chapter-explain' "
             f"data-throughput='{cr['throughput']!r}' data-latency='{cr['mean']!r}'>"
-            f"{esc(t('cb_chapter_read', **cv))} {esc(t('cb_chapter_seed', **cv))}</p>"
+            f"{esc(tr('cb_chapter_read', **cv))} {esc(tr('cb_chapter_seed', **cv))}</p>"
         )
 
     def policy_table(self, label: str, rows: dict, testid: str) -> str:
-        t, lang = self.t, self.lang
+        tr, lang = self.tr, self.lang
         ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
         body = [
             [
-                esc(t(POLICY[p])),
+                esc(tr(POLICY[p])),
                 str(r["steps"]),
                 num(r["per_second"], lang),
                 ms(r["mean_s"]),
@@ -309,4 +311,4 @@ class ContinuousSection(MeasuringSection):
             for p, r in ((p, rows[p]) for p in POLICY)
         ]
         head = ["cb_policy", "cb_steps", "cb_tps", "cb_mean", "cb_median", "cb_p90"]
-        return f"<h4>{esc(label)}</h4>" + lab_table(t, label, head, body, testid)
+        return f"<h4>{esc(label)}</h4>" + lab_table(tr, label, head, body, testid)

@@ -1,4 +1,4 @@
-"""The quantized weights' section without a browser (app/sections/wq): its numbers are model.wquant's
+"""The quantized weights' section without a browser (app/sections/quantized): its numbers are model.wquant's
 (every matrix's error, bits and bytes, the greedy texts, agreement and acceptance measured in the page
 equal to the committed table), the committed table is what `python -m model.wquant --write` writes,
 the schemes a browser may send (one declaration), and the section built only when opened."""
@@ -12,7 +12,7 @@ import pytest
 from bokeh.document import Document
 
 from app import intake
-from app.sections.wq.logic import (
+from app.sections.quantized.logic import (
     SCHEME_NAMES,
     AgreementLab,
     WqChoice,
@@ -148,7 +148,7 @@ def opened(lang="en"):
     from app.main import create_view
 
     view = create_view(f"?lang={lang}")
-    s = next(x for x in view.sections if x.key == "wq")
+    s = next(x for x in view.sections if x.key == "quantized")
     s.card.collapsed = False
     return view, s
 
@@ -173,7 +173,7 @@ def test_the_select_is_the_declaration_and_a_forged_scheme_is_refused(caplog):
 
 def test_the_section_follows_the_scheme_and_speaks_every_language(gpt):
     view, s = opened("es")
-    assert "data-testid='wq-matrices' data-scheme='int4-row'" in s.matrices.object
+    assert "data-testid='quantized-matrices' data-scheme='int4-row'" in s.matrices.object
     assert "data-chosen='int4-row'" in s.schemes.object and "<tr class='current'>" in s.schemes.object
     assert "Sin pesos atípicos" in s.outliers.object and "data-weights='0'" in s.outliers.object
     assert "data-acts='0'" in s.outliers.object
@@ -199,9 +199,9 @@ FRESH = """
 import json, sys
 from app.main import create_view
 v = create_view("?lang=es")
-watched = ("model.wquant", "app.sections.wq.logic")
+watched = ("model.wquant", "app.sections.quantized.logic")
 out = {"before": [m for m in watched if m in sys.modules]}
-s = next(s for s in v.sections if s.key == "wq")
+s = next(s for s in v.sections if s.key == "quantized")
 out["built_before"] = s.built
 s.card.collapsed = False
 out["after"] = [m for m in watched if m in sys.modules]
@@ -211,7 +211,7 @@ print(json.dumps(out))
 
 def test_nothing_of_it_is_imported_before_it_opens():
     out = in_fresh_python(FRESH)
-    assert out == {"before": [], "built_before": False, "after": ["model.wquant", "app.sections.wq.logic"]}
+    assert out == {"before": [], "built_before": False, "after": ["model.wquant", "app.sections.quantized.logic"]}
 
 
 def test_the_weights_sigmas_are_measured_not_copied(gpt):

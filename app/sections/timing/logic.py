@@ -3,7 +3,7 @@
 `TimingLab` puts counted multiplications next to measured time, with and without the
 cache, at positions 8..64, then position 64 row by row, one measurement at a time so the
 page never freezes and the reader can cancel. (The first cell, which the reader edits,
-is app/sections/prove/logic.py: it runs in the code sandbox.)
+is app/sections/cell/logic.py: it runs in the code sandbox.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Quantized weights in the page: the mini-GPT's projection matrices in the scheme the reader picks
 (model/wquant.py), each matrix's error, the checkpoint's bytes, and the quantized model writing
-beside the full one. No Panel here (the view is app/sections/wq/view.py); imported only when the
+beside the full one. No Panel here (the view is app/sections/quantized/view.py); imported only when the
 reader opens its section, and model.wquant with it.
 
 Where each number is measured:

@@ -1,7 +1,7 @@
 """Continuous batching in the reader's browser: real requests through the mini-GPT behind 4 slots,
 served both ways (static and continuous), the slots over time, and both policies' throughput and
 latency at the step costs measured here; beside it the chapter's own simulation (64 requests) at the
-reader's cost of a step of 8. No Panel here (the view is app/sections/cb/view.py); imported only when
+reader's cost of a step of 8. No Panel here (the view is app/sections/continuous/view.py); imported only when
 the reader opens its section, and with it model/scheduler.py.
 
 - `window_runs(gpt)`: the 16 requests of `model.scheduler.window_requests` (each with its own seed,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.sections.wq.logic import committed_rows, compare
+from app.sections.quantized.logic import committed_rows, compare
 from model.wquant import matrix_errors
 from tests.axe import violations
 from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, wait_t
@@ -27,7 +27,7 @@ TITLE = {
 }
 SCHEME = {"es": "Esquema", "en": "Scheme"}
 RUN = {"es": "Medir la concordancia aquí", "en": "Measure the agreement here"}
-LAZY = {"model.wquant", "app.sections.wq.logic"}
+LAZY = {"model.wquant", "app.sections.quantized.logic"}
 
 
 def where(app_url: str) -> str:
@@ -45,20 +45,20 @@ def shown(page, testid: str, **attrs):
 def choose(page, lang: str, scheme: str, gpt) -> None:
     """Pick a scheme; the matrices, the table's chosen row and the texts follow (drawn in that order)."""
     page.get_by_role("combobox", name=SCHEME[lang]).select_option(scheme)
-    matrices = shown(page, "wq-matrices", scheme=scheme)
+    matrices = shown(page, "quantized-matrices", scheme=scheme)
     assert float(matrices.get_attribute("data-worst")) == pytest.approx(
         max(matrix_errors(gpt, scheme).values()), rel=1e-9
     )
     assert matrices.locator("tbody tr").count() == 12
-    schemes = shown(page, "wq-schemes", chosen=scheme)
+    schemes = shown(page, "quantized-schemes", chosen=scheme)
     assert schemes.locator("tbody tr").count() == 8 and scheme in schemes.locator("tr.current").inner_text()
-    shown(page, "wq-texts", scheme=scheme)
+    shown(page, "quantized-texts", scheme=scheme)
 
 
 def texts_are(page, gpt, scheme: str, prompt: int) -> None:
     c = compare(gpt, scheme, prompt - 1)
     first = "" if c["first"] is None else str(c["first"] + 1)
-    texts = shown(page, "wq-texts", scheme=scheme, prompt=prompt)
+    texts = shown(page, "quantized-texts", scheme=scheme, prompt=prompt)
     assert texts.get_attribute("data-first") == first
     assert int(texts.get_attribute("data-misses")) == c["agree"].count(False)
     assert texts.locator(".g.first").count() == (0 if c["first"] is None else 2)  # in both texts
@@ -70,8 +70,8 @@ def test_quantized_weights_in_the_browser(browser, app_url, gpt):
     if static(app_url):
         assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     open_card(page, TITLE["es"])
-    shown(page, "wq-matrices", scheme="int4-row")
-    outliers = shown(page, "wq-outliers", weights=0, acts=0)
+    shown(page, "quantized-matrices", scheme="int4-row")
+    outliers = shown(page, "quantized-outliers", weights=0, acts=0)
     assert "Sin pesos atípicos" in outliers.inner_text()
     texts_are(page, gpt, "int4-row", 1)
     if static(app_url):
@@ -81,15 +81,15 @@ def test_quantized_weights_in_the_browser(browser, app_url, gpt):
     page.get_by_role("button", name="3", exact=True).click()  # another prompt
     texts_are(page, gpt, "nf4", 3)
     page.get_by_role("button", name=RUN["es"], exact=True).click()
-    shown(page, "wq-status", run=1, state="done")
-    measured = shown(page, "wq-measured", scheme="nf4")
+    shown(page, "quantized-status", run=1, state="done")
+    measured = shown(page, "quantized-measured", scheme="nf4")
     row = committed_rows()["nf4"]
     got = {k: int(measured.get_attribute(f"data-{k}")) for k in ("agree", "total", "accepted", "tested")}
     print(f"\n{where(app_url)}: nf4 measured in the page {got}; committed", {k: row[k] for k in got})
     assert got == {k: row[k] for k in got} and measured.get_attribute("data-same") == "True"
-    shot(page, f"{where(app_url)}-wq-es")
+    shot(page, f"{where(app_url)}-quantized-es")
     choose(page, "es", "int8-tensor", gpt)  # another scheme: the measurement for nf4 is gone
-    assert page.locator("[data-testid=wq-measured]").count() == 0
+    assert page.locator("[data-testid=quantized-measured]").count() == 0
     assert errors(page) == [] and foreign(requests) == []
 
 
@@ -97,13 +97,13 @@ def test_quantized_weights_on_a_phone_in_english(browser, app_url, gpt):
     page, requests = open_app(browser, app_url, "?lang=en", width=360, height=800)
     wait_t(page, 2)
     open_card(page, TITLE["en"])
-    shown(page, "wq-matrices", scheme="int4-row")
+    shown(page, "quantized-matrices", scheme="int4-row")
     choose(page, "en", "int4-tensor", gpt)
     texts_are(page, gpt, "int4-tensor", 1)
-    assert "No outlier weights" in page.locator("[data-testid=wq-outliers]").inner_text()
+    assert "No outlier weights" in page.locator("[data-testid=quantized-outliers]").inner_text()
     found = violations(page)
     assert found == [], found
     assert_fits(page, f"{where(app_url)} wq en")
     page.set_viewport_size({"width": 360, "height": 800})
-    shot(page, f"{where(app_url)}-wq-en-360")
+    shot(page, f"{where(app_url)}-quantized-en-360")
     assert errors(page) == [] and foreign(requests) == []

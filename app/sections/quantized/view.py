@@ -19,18 +19,18 @@ from ..drawing import token_text
 TERRITORY = {"tensor": "wq_terr_tensor", "row": "wq_terr_row", "group": "wq_terr_group", "nf4": "wq_terr_nf4"}
 
 
-def table(t, label: str, head: list[str], rows: list[list[str]], testid: str, data: str = "", current=None) -> str:
+def table(tr, label: str, head: list[str], rows: list[list[str]], testid: str, data: str = "", current=None) -> str:
     """drawing.lab_table's table (cells are HTML, headings message keys, in a scroll region named
     `label`), with data attributes for tests and row `current` marked."""
-    th = "".join(f"<th scope='col'>{esc(t(k))}</th>" for k in head)
+    th = "".join(f"<th scope='col'>{esc(tr(k))}</th>" for k in head)
     mark = {current: " class='current'"}
     body = "".join(f"<tr{mark.get(i, '')}>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for i, r in enumerate(rows))
-    head = f"<table class='data wq' data-testid='{testid}' {data}><thead><tr>{th}</tr></thead>"
+    head = f"<table class='data quantized' data-testid='{testid}' {data}><thead><tr>{th}</tr></thead>"
     return scroll_region(label, f"{head}<tbody>{body}</tbody></table>")
 
 
-class WqSection(MeasuringSection):
-    key = "wq"
+class QuantizedSection(MeasuringSection):
+    key = "quantized"
     title_key = "wq_title"
     css = folder_css(__file__)
     running_key, done_key, cancelled_key = "wq_running", "wq_done", "wq_cancelled"
@@ -69,17 +69,17 @@ class WqSection(MeasuringSection):
     def label(self):
         from .logic import CODE, N_PROMPTS, committed, n_new
 
-        t = self.t
-        self.intro.object = f"<p>{esc(t('wq_intro'))}</p>"
-        self.code.object = f"<pre class='code wq' lang='en' tabindex='0'>{esc(CODE)}</pre><p class='explain'>{esc(t('wq_code_note'))}</p>"
-        self.scheme.name = t("wq_scheme")
-        self.prompt_label.object = f"<p class='control-label'>{esc(t('wq_prompt', n=N_PROMPTS))}</p>"
+        tr = self.tr
+        self.intro.object = f"<p>{esc(tr('wq_intro'))}</p>"
+        self.code.object = f"<pre class='code quantized' lang='en' tabindex='0'>{esc(CODE)}</pre><p class='explain'>{esc(tr('wq_code_note'))}</p>"
+        self.scheme.name = tr("wq_scheme")
+        self.prompt_label.object = f"<p class='control-label'>{esc(tr('wq_prompt', n=N_PROMPTS))}</p>"
         c = committed()
         self.lab_intro.object = (
-            f"<h3>{esc(t('wq_lab_title'))}</h3>"
-            f"<p>{esc(t('wq_lab_intro', p=len(c['prompts']), new=n_new(), k=c['k']))}</p>"
+            f"<h3>{esc(tr('wq_lab_title'))}</h3>"
+            f"<p>{esc(tr('wq_lab_intro', p=len(c['prompts']), new=n_new(), k=c['k']))}</p>"
         )
-        self.run_button.name, self.cancel_button.name = t("wq_run"), t("lab_cancel")
+        self.run_button.name, self.cancel_button.name = tr("wq_run"), tr("lab_cancel")
         self.redraw()
 
     # -- a new scheme: everything but the prompt -----------------------------------------------------
@@ -101,12 +101,14 @@ class WqSection(MeasuringSection):
     def draw_scheme(self):
         from .logic import SIGMAS, activation_facts, matrix_rows, mean_error, scheme_facts, sizes, weight_outliers
 
-        t, lang, scheme = self.t, self.lang, self.choice.scheme
+        tr, lang, scheme = self.tr, self.lang, self.choice.scheme
         f = scheme_facts(scheme)
         bpw = sizes(self.ex.gpt)[scheme]["bits_per_weight"]
-        how = t(TERRITORY[f["territory"]], g=f["group"])
-        says = t("wq_scheme_says", scheme=scheme, bits=f["bits"], how=how, bpw=num(bpw, lang, 3))
-        self.scheme_note.object = f"<p class='explain' data-testid='wq-scheme' data-scheme='{scheme}'>{esc(says)}</p>"
+        how = tr(TERRITORY[f["territory"]], g=f["group"])
+        says = tr("wq_scheme_says", scheme=scheme, bits=f["bits"], how=how, bpw=num(bpw, lang, 3))
+        self.scheme_note.object = (
+            f"<p class='explain' data-testid='quantized-scheme' data-scheme='{scheme}'>{esc(says)}</p>"
+        )
         rows = matrix_rows(self.ex.gpt, scheme)
         worst, median = mean_error(rows)
         body = [
@@ -119,20 +121,20 @@ class WqSection(MeasuringSection):
             ]
             for r in rows
         ]
-        label = t("wq_matrices_title", scheme=scheme)
+        label = tr("wq_matrices_title", scheme=scheme)
         head = ["wq_col_matrix", "wq_col_shape", "wq_col_sigmas", "wq_col_beyond", "wq_col_error"]
         data = f"data-scheme='{scheme}' data-worst='{worst!r}' data-median='{median!r}'"
-        html = table(t, label, head, body, "wq-matrices", data)
-        said = t("wq_matrices_sum", worst=num(worst, lang, 4), median=num(median, lang, 4), scheme=scheme)
+        html = table(tr, label, head, body, "quantized-matrices", data)
+        said = tr("wq_matrices_sum", worst=num(worst, lang, 4), median=num(median, lang, 4), scheme=scheme)
         self.matrices.object = f"<h3>{esc(label)}</h3>{html}<p class='explain'>{esc(said)}</p>"
         w, a = weight_outliers(rows), activation_facts()
         key = "wq_weights_none" if not w["beyond"] else "wq_weights_some"
-        weights = t(key, max=num(w["max_sigmas"], lang, 1), matrix=w["matrix"], n=w["beyond"], s=num(SIGMAS, lang))
+        weights = tr(key, max=num(w["max_sigmas"], lang, 1), matrix=w["matrix"], n=w["beyond"], s=num(SIGMAS, lang))
         if a["outliers"]:
             dims = "; ".join(f"{layer}: {', '.join(map(str, d))}" for layer, d in a["outliers"].items())
-            acts = t("wq_acts_some", dims=dims, windows=a["windows"], s=num(SIGMAS, lang))
+            acts = tr("wq_acts_some", dims=dims, windows=a["windows"], s=num(SIGMAS, lang))
         else:
-            acts = t(
+            acts = tr(
                 "wq_acts_none",
                 low=num(a["low"], lang, 1),
                 high=num(a["high"], lang, 1),
@@ -141,7 +143,7 @@ class WqSection(MeasuringSection):
                 layers=a["layers"],
             )
         self.outliers.object = (
-            f"<p class='explain' data-testid='wq-outliers' data-weights='{w['beyond']}' "
+            f"<p class='explain' data-testid='quantized-outliers' data-weights='{w['beyond']}' "
             f"data-sigmas='{w['max_sigmas']!r}' data-acts='{sum(map(len, a['outliers'].values()))}'>"
             f"{esc(weights)} {esc(acts)}</p>"
         )
@@ -149,7 +151,7 @@ class WqSection(MeasuringSection):
     def draw_schemes(self):
         from .logic import REFERENCE, SCHEME_NAMES, committed, committed_rows, is_measured_model, sizes
 
-        t, lang, chosen = self.t, self.lang, self.choice.scheme
+        tr, lang, chosen = self.tr, self.lang, self.choice.scheme
         here, rows, c = sizes(self.ex.gpt), committed_rows(), committed()
         body = []
         for s in (REFERENCE, *SCHEME_NAMES):
@@ -165,18 +167,18 @@ class WqSection(MeasuringSection):
                     f"{r['accepted']}/{r['tested']} ({num(100 * r['alpha'], lang, 1)} %)",
                 ]
             )
-        label = t("wq_schemes_title")
+        label = tr("wq_schemes_title")
         head = ["wq_col_scheme", "wq_col_bits", "wq_col_bytes", "wq_col_loss", "wq_col_agree", "wq_col_accept"]
         html = table(
-            t,
+            tr,
             label,
             head,
             body,
-            "wq-schemes",
+            "quantized-schemes",
             f"data-chosen='{chosen}'",
             current=(REFERENCE, *SCHEME_NAMES).index(chosen),
         )
-        note = t(
+        note = tr(
             "wq_schemes_note",
             windows=c["windows"],
             n=rows[REFERENCE]["total"],
@@ -186,7 +188,7 @@ class WqSection(MeasuringSection):
             python=c["python"],
             numpy=c["numpy"],
         )
-        other = "" if is_measured_model(self.ex.gpt) else f" {t('wq_other_model')}"
+        other = "" if is_measured_model(self.ex.gpt) else f" {tr('wq_other_model')}"
         self.schemes.object = f"<h3>{esc(label)}</h3>{html}<p class='explain'>{esc(note + other)}</p>"
 
     def draw_texts(self):
@@ -194,7 +196,7 @@ class WqSection(MeasuringSection):
 
         if not self.built:
             return
-        t, scheme, i = self.t, self.choice.scheme, self.choice.prompt - 1
+        tr, scheme, i = self.tr, self.choice.scheme, self.choice.prompt - 1
         vocab = self.ex.gpt.tokenizer.vocab
         c = compare(self.ex.gpt, scheme, i)
         P, first = c["prompt"], c["first"]
@@ -217,11 +219,11 @@ class WqSection(MeasuringSection):
             )
 
         n = len(c["agree"])
-        self.texts_head.object = f"<h3>{esc(t('wq_texts_title', new=n, scheme=scheme))}</h3>"
+        self.texts_head.object = f"<h3>{esc(tr('wq_texts_title', new=n, scheme=scheme))}</h3>"
         if first is None:
-            said = t("wq_same_text", n=n, scheme=scheme)
+            said = tr("wq_same_text", n=n, scheme=scheme)
         else:
-            said = t(
+            said = tr(
                 "wq_first_diff",
                 i=first + 1,
                 n=n,
@@ -229,11 +231,11 @@ class WqSection(MeasuringSection):
                 a=token_text(vocab, [c["full"][P + first]]),
                 b=token_text(vocab, [c["quant"][P + first]]),
             )
-        marks = t("wq_marks", k=len(misses), n=n, scheme=scheme)
+        marks = tr("wq_marks", k=len(misses), n=n, scheme=scheme)
         self.texts.object = (
-            f"<ol class='wq-texts' data-testid='wq-texts' data-scheme='{scheme}' data-prompt='{i + 1}' "
+            f"<ol class='quantized-texts' data-testid='quantized-texts' data-scheme='{scheme}' data-prompt='{i + 1}' "
             f"data-first='{'' if first is None else first + 1}' data-misses='{len(misses)}'>"
-            f"{line(c['full'], t('wq_full'), 'full', True)}{line(c['quant'], scheme, 'quant', False)}</ol>"
+            f"{line(c['full'], tr('wq_full'), 'full', True)}{line(c['quant'], scheme, 'quant', False)}</ol>"
             f"<p class='explain'>{esc(said)}</p><p class='legend-inline'>{esc(marks)}</p>"
         )
 
@@ -250,7 +252,7 @@ class WqSection(MeasuringSection):
     def render(self):
         from .logic import committed_rows, is_measured_model, same_as_committed
 
-        lab, t, lang = self.lab, self.t, self.lang
+        lab, tr, lang = self.lab, self.tr, self.lang
         if lab is None or not lab.results:
             self.measured.object = ""
             return
@@ -259,7 +261,7 @@ class WqSection(MeasuringSection):
         row = committed_rows()[lab.scheme]
         body = [
             [
-                t("wq_here"),
+                tr("wq_here"),
                 f"{s['prompts']}",
                 f"{s['agree']}/{s['total']} ({num(100 * s['rate'], lang, 1)} %)",
                 f"{s['accepted']}/{s['tested']} ({num(100 * s['alpha'], lang, 1)} %)",
@@ -273,7 +275,7 @@ class WqSection(MeasuringSection):
                 "",
             ],
         ]
-        label = t("wq_measured_title", scheme=lab.scheme)
+        label = tr("wq_measured_title", scheme=lab.scheme)
         finished = s["prompts"] == len(lab.items)
         same = finished and same_as_committed(s, lab.scheme)
         data = (
@@ -281,11 +283,11 @@ class WqSection(MeasuringSection):
             f"data-accepted='{s['accepted']}' data-tested='{s['tested']}' data-same='{same}'"
         )
         head = ["wq_col_where", "wq_col_prompts", "wq_col_agree", "wq_col_accept", "wq_col_ms"]
-        html = table(t, label, head, body, "wq-measured", data)
+        html = table(tr, label, head, body, "quantized-measured", data)
         if not finished:
             said = ""
         elif not is_measured_model(self.ex.gpt):
-            said = t("wq_other_model")
+            said = tr("wq_other_model")
         else:
-            said = t("wq_same_yes" if same else "wq_same_no", scheme=lab.scheme)
+            said = tr("wq_same_yes" if same else "wq_same_no", scheme=lab.scheme)
         self.measured.object = f"<h4>{esc(label)}</h4>{html}<p class='explain'>{esc(said)}</p>"

@@ -20,8 +20,8 @@ LAB_SAMPLES = 9  # measurements of each way per position (interleaved; the table
 SERIES = {"cached": (GREEN, "circle", "solid"), "full": (GREY, "square", "dashed")}
 
 
-class LabSection(MeasuringSection):
-    key = "lab"
+class TimingSection(MeasuringSection):
+    key = "timing"
     title_key = "lab_title"
 
     def build(self):
@@ -35,15 +35,15 @@ class LabSection(MeasuringSection):
 
     def label(self):
         positions = table_positions(self.ex.cfg)
-        self.intro.object = f"<p>{esc(self.t('lab_intro', n=len(positions), t=positions[-1], s=LAB_SAMPLES))}</p>"
-        self.series["cached"][1].label = bk_value(self.t("with_cache"))
-        self.series["full"][1].label = bk_value(self.t("without_cache"))
-        self.run_button.name = self.t("lab_run")
-        self.cancel_button.name = self.t("lab_cancel")
-        self.plot_heading.object = f"<h3>{esc(self.t('lab_plot_title'))}</h3>"
-        self.fig.xaxis.axis_label = self.t("grid_x")
-        self.fig.yaxis.axis_label = self.t("clock_plot_y")
-        self.fig.select_one(HoverTool).tooltips = [(self.t("grid_x"), "@x"), (self.t("clock_plot_y"), "@y{0.000}")]
+        self.intro.object = f"<p>{esc(self.tr('lab_intro', n=len(positions), t=positions[-1], s=LAB_SAMPLES))}</p>"
+        self.series["cached"][1].label = bk_value(self.tr("with_cache"))
+        self.series["full"][1].label = bk_value(self.tr("without_cache"))
+        self.run_button.name = self.tr("lab_run")
+        self.cancel_button.name = self.tr("lab_cancel")
+        self.plot_heading.object = f"<h3>{esc(self.tr('lab_plot_title'))}</h3>"
+        self.fig.xaxis.axis_label = self.tr("grid_x")
+        self.fig.yaxis.axis_label = self.tr("clock_plot_y")
+        self.fig.select_one(HoverTool).tooltips = [(self.tr("grid_x"), "@x"), (self.tr("clock_plot_y"), "@y{0.000}")]
         self.show()
 
     def new_lab(self):
@@ -61,8 +61,8 @@ class LabSection(MeasuringSection):
         rows = lab.rows
         ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
         table = lab_table(
-            self.t,
-            self.t("lab_title"),
+            self.tr,
+            self.tr("lab_title"),
             ["table_pos", "lab_c", "lab_tc", "table_ms_cached", "table_ms_full", "lab_clock", "lab_count"],
             [
                 [
@@ -77,18 +77,18 @@ class LabSection(MeasuringSection):
                 ]
                 for r in rows
             ],
-            "lab-table",
+            "timing-table",
         )
         by_row = lab.by_row
         if by_row:
-            table += f"<p data-testid='lab-rows'>{esc(self.t('lab_rows', n=by_row['rows'], per_row=clock.ms_text(by_row['per_row_in_pass_s'], lang), alone=clock.ms_text(by_row['one_row_s'], lang), x=ratio(by_row['ratio'])))}</p>"
+            table += f"<p data-testid='timing-rows'>{esc(self.tr('lab_rows', n=by_row['rows'], per_row=clock.ms_text(by_row['per_row_in_pass_s'], lang), alone=clock.ms_text(by_row['one_row_s'], lang), x=ratio(by_row['ratio'])))}</p>"
         self.table.object = table
         reading = lab.summary
         self.explain.object = (
             ""
             if reading is None
-            else "<p class='explain' data-testid='lab-explain'>"
-            + " ".join(esc(self.t(key, **values)) for key, values in clock.table_sentences(reading, lang))
+            else "<p class='explain' data-testid='timing-explain'>"
+            + " ".join(esc(self.tr(key, **values)) for key, values in clock.table_sentences(reading, lang))
             + "</p>"
         )
         for key, seconds in (("cached", "cached_s"), ("full", "full_s")):

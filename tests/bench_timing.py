@@ -1,6 +1,6 @@
 """Benchmark: the lesson's timing table as the page measures it in the browser (Pyodide).
 
-    python -m tests.bench_lab          # needs dist/ (python build.py)
+    python -m tests.bench_timing          # needs dist/ (python build.py)
 
 Serves dist/, opens the page in headless Chromium, runs "Tus milisegundos"
 (the timing lab) and prints its table as the reader sees it.
@@ -27,9 +27,9 @@ def main() -> int:
         wait_ready(page)
         page.get_by_text("Your milliseconds: the lesson's table, measured in your browser", exact=True).first.click()
         page.get_by_role("button", name="Measure in my browser").click()
-        page.locator("[data-testid=lab-rows]").wait_for(timeout=120_000)
+        page.locator("[data-testid=timing-rows]").wait_for(timeout=120_000)
         agent = page.evaluate("navigator.userAgent")
-        table = page.locator("[data-testid=lab-table] table, [data-testid=lab-table]").first
+        table = page.locator("[data-testid=timing-table] table, [data-testid=timing-table]").first
         rows = table.locator("tr").all_inner_texts()
         print(
             f"Pyodide in headless Chromium ({agent.split(')')[0].split('(')[-1]}; "
@@ -37,7 +37,7 @@ def main() -> int:
         )
         for r in rows:
             print("| " + " | ".join(c.strip() for c in r.split("\t")) + " |")
-        print(page.locator("[data-testid=lab-rows]").inner_text())
+        print(page.locator("[data-testid=timing-rows]").inner_text())
     return 0
 
 

@@ -47,8 +47,8 @@ MARK_TITLE = {
 }
 
 
-class SpecSection(SteppedSection):
-    key = "spec"
+class SpeculativeSection(SteppedSection):
+    key = "speculative"
     title_key = "spec_title"
     css = folder_css(__file__)
     running_key, done_key, cancelled_key = "spec_running", "spec_done", "spec_cancelled"
@@ -140,15 +140,15 @@ class SpecSection(SteppedSection):
         return f, series
 
     def label(self):
-        t = self.t
-        self.intro.object = f"<p>{esc(t('spec_intro'))}</p>"
-        self.k.label = t("spec_k")
-        self.greedy.options = {t("spec_sampled_mode"): False, t("spec_greedy"): True}
-        self.stepper.label(t("spec_step"), t("spec_play"), t("pause"), t("spec_reset"))
+        tr = self.tr
+        self.intro.object = f"<p>{esc(tr('spec_intro'))}</p>"
+        self.k.label = tr("spec_k")
+        self.greedy.options = {tr("spec_sampled_mode"): False, tr("spec_greedy"): True}
+        self.stepper.label(tr("spec_step"), tr("spec_play"), tr("pause"), tr("spec_reset"))
         self.marks_legend.object = (
             "<p class='legend-inline'>"
             + swatches(
-                t,
+                tr,
                 (
                     ("proposed", "spec_proposed"),
                     ("accepted", "spec_accepted"),
@@ -160,12 +160,12 @@ class SpecSection(SteppedSection):
             + "</p>"
         )
         self.grid_head.object = (
-            f"<h3>{esc(t('spec_grid_title'))}</h3><p class='legend-inline'>{esc(t('spec_grid_note'))}</p>"
+            f"<h3>{esc(tr('spec_grid_title'))}</h3><p class='legend-inline'>{esc(tr('spec_grid_note'))}</p>"
         )
         self.grid_legend.object = (
             "<p class='legend-inline'>"
             + swatches(
-                t,
+                tr,
                 (
                     ("kept", "spec_kept"),
                     ("new-target", "spec_new_target"),
@@ -175,24 +175,24 @@ class SpecSection(SteppedSection):
             )
             + "</p>"
         )
-        self.grid.xaxis.axis_label = t("grid_x")
+        self.grid.xaxis.axis_label = tr("grid_x")
         self.grid.yaxis.major_label_overrides = {
-            i + 1: t(SPEC_AXIS[m], kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)
+            i + 1: tr(SPEC_AXIS[m], kind=kind, l=layer + 1) for i, (m, layer, kind) in enumerate(self.rows)
         }
         self.label_lab_intro()
-        self.run_button.name, self.cancel_button.name = t("spec_run"), t("lab_cancel")
+        self.run_button.name, self.cancel_button.name = tr("spec_run"), tr("lab_cancel")
         for key, (_src, item) in self.series.items():
-            item.label = bk_value(t(SPEC_PLOT[key]))
-        self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = t("spec_plot_x"), t("spec_plot_y")
+            item.label = bk_value(tr(SPEC_PLOT[key]))
+        self.plot_fig.xaxis.axis_label, self.plot_fig.yaxis.axis_label = tr("spec_plot_x"), tr("spec_plot_y")
         self.redraw()
         self.show()
 
     def label_lab_intro(self):
         """The lab's introduction, by mode: with sampling each timing is another seed's text; greedy,
         every timing is the same text."""
-        t, n_new = self.t, self.n - self.ex.n_prompt
+        tr, n_new = self.tr, self.n - self.ex.n_prompt
         key = "spec_lab_intro_greedy" if self.greedy.value else "spec_lab_intro"
-        self.lab_intro.object = f"<h3>{esc(t('spec_lab_title'))}</h3><p>{esc(t(key, n=n_new, s=SPEC_SEEDS))}</p>"
+        self.lab_intro.object = f"<h3>{esc(tr('spec_lab_title'))}</h3><p>{esc(tr(key, n=n_new, s=SPEC_SEEDS))}</p>"
 
     # -- the rounds --------------------------------------------------------------------------------
     def make(self):
@@ -213,22 +213,22 @@ class SpecSection(SteppedSection):
         self.draw_grid()
 
     def draw_state(self):
-        s, t = self.current, self.t
+        s, tr = self.current, self.tr
         r = s.round
         if r is None:
-            text = t("spec_phase_none", n=s.k)
+            text = tr("spec_phase_none", n=s.k)
         elif s.phase == "draft":
-            text = t("spec_phase_draft", r=s.counts.rounds + 1, n=r.k)
+            text = tr("spec_phase_draft", r=s.counts.rounds + 1, n=r.k)
         elif s.phase == "check":
             # without a bonus row (the last draft at the window's end) the pass is the last token and
             # the drafts but the last: k rows
             text = (
-                t("spec_phase_check", r=s.counts.rounds + 1, n=r.k, rows=r.k + 1)
+                tr("spec_phase_check", r=s.counts.rounds + 1, n=r.k, rows=r.k + 1)
                 if r.bonus
-                else t("spec_phase_check_end", r=s.counts.rounds + 1, n=r.k, rows=r.k, p=self.n)
+                else tr("spec_phase_check_end", r=s.counts.rounds + 1, n=r.k, rows=r.k, p=self.n)
             )
         elif r.accepted < r.k:
-            text = t(
+            text = tr(
                 "spec_phase_rejected",
                 r=s.counts.rounds,
                 k=r.k,
@@ -237,33 +237,33 @@ class SpecSection(SteppedSection):
                 cut=len(r.drafts) - r.accepted,
             )
         else:
-            text = t(
+            text = tr(
                 "spec_phase_all" if r.next is not None else "spec_phase_all_end", r=s.counts.rounds, n=r.k, w=len(r.new)
             )
         capped = r is not None and s.phase == "draft" and r.k < s.k
-        extra = f" {t('spec_capped', k=r.k, n=self.n)}" if capped else ""
+        extra = f" {tr('spec_capped', k=r.k, n=self.n)}" if capped else ""
         (t0, t1), (d0, d1) = s.lengths["target"], s.lengths["draft"]
         self.phase.object = (
-            f"<p class='phase' data-testid='spec-phase' data-phase='{s.phase or ''}' "
+            f"<p class='phase' data-testid='speculative-phase' data-phase='{s.phase or ''}' "
             f"data-target='{t0} {t1}' data-draft='{d0} {d1}'>{esc(text + extra)}</p>"
         )
 
     def draw_text(self):
-        vocab, t = self.ex.gpt.tokenizer.vocab, self.t
+        vocab, tr = self.ex.gpt.tokenizer.vocab, self.tr
         spans = []
         for x, kind in self.current.marks():
             cls = {"text": "tok", "prompt": "tok prompt"}.get(kind, f"tok {kind}")
             spans.append(
-                f"<span class='{cls}' data-kind='{kind}' title='{esc(t(MARK_TITLE[kind]))}'>"
+                f"<span class='{cls}' data-kind='{kind}' title='{esc(tr(MARK_TITLE[kind]))}'>"
                 f"{esc(show_token(vocab[x]))}</span>"
             )
         self.text.object = (
-            f"<p><span class='tpos'>{t('position', t=len(self.current.ids), n=self.n)}</span></p>"
-            f"<div class='text' lang='es' data-testid='spec-text'>{''.join(spans)}</div>"
+            f"<p><span class='tpos'>{tr('position', t=len(self.current.ids), n=self.n)}</span></p>"
+            f"<div class='text' lang='es' data-testid='speculative-text'>{''.join(spans)}</div>"
         )
 
     def draw_checks(self):
-        rows, t, lang = self.current.check_rows(), self.t, self.lang
+        rows, tr, lang = self.current.check_rows(), self.tr, self.lang
         if not rows:
             self.checks.object = ""
             return
@@ -271,13 +271,13 @@ class SpecSection(SteppedSection):
         pct = lambda x: num(x, lang, 3)  # noqa: E731
         verdict = {
             None: "",
-            "accepted": "✓ " + t("spec_accepted"),
-            "rejected": "✗ " + t("spec_rejected"),
-            "untested": "– " + t("spec_untested_short"),
+            "accepted": "✓ " + tr("spec_accepted"),
+            "rejected": "✗ " + tr("spec_rejected"),
+            "untested": "– " + tr("spec_untested_short"),
         }
         self.checks.object = lab_table(
-            t,
-            t("spec_title"),
+            tr,
+            tr("spec_title"),
             ["spec_i", "table_token", "spec_q", "spec_p", "spec_chance", "spec_verdict"],
             [
                 [
@@ -290,29 +290,29 @@ class SpecSection(SteppedSection):
                 ]
                 for r in rows
             ],
-            "spec-checks",
+            "speculative-checks",
         )
 
     def draw_counts(self):
-        s, t, lang = self.current, self.t, self.lang
+        s, tr, lang = self.current, self.tr, self.lang
         c = s.counts
         tested = c.accepted + c.rejected
-        alpha = num(c.acceptance * 100, lang) + t("percent") if tested else "–"
+        alpha = num(c.acceptance * 100, lang) + tr("percent") if tested else "–"
         per_pass = num(c.tokens_per_pass, lang, 2) if c.rounds else "–"
         self.counts.object = (
-            f"<p data-testid='spec-counts' data-rounds='{c.rounds}' data-tokens='{c.tokens}' data-drafted='{c.drafted}' "
+            f"<p data-testid='speculative-counts' data-rounds='{c.rounds}' data-tokens='{c.tokens}' data-drafted='{c.drafted}' "
             f"data-tested='{tested}' data-accepted='{c.accepted}'>"
-            f"{esc(t('spec_counts', rounds=c.rounds, n=c.tokens, per_pass=per_pass, drafted=c.drafted, tested=tested, accepted=c.accepted, alpha=alpha))}</p>"
+            f"{esc(tr('spec_counts', rounds=c.rounds, n=c.tokens, per_pass=per_pass, drafted=c.drafted, tested=tested, accepted=c.accepted, alpha=alpha))}</p>"
         )
         same = s.same_as_own
         key = "spec_sampled" if same is None else "spec_same" if same else "spec_differs"
-        self.same.object = f"<p class='explain' data-testid='spec-same' data-same='{same}'>{esc(t(key))}</p>"
+        self.same.object = f"<p class='explain' data-testid='speculative-same' data-same='{same}'>{esc(tr(key))}</p>"
 
     def draw_grid(self):
-        s, t = self.current, self.t
+        s, tr = self.current, self.tr
         tokens = s.ids if s.round is None else s.ids[: s.round.n] + s.round.drafts  # each column's token
         vocab = self.ex.gpt.tokenizer.vocab
-        names = {1: t("spec_kept"), 3: t("spec_cut")}
+        names = {1: tr("spec_kept"), 3: tr("spec_cut")}
         cells = []
         for i, (m, layer, kind) in enumerate(self.rows):
             for p, st in enumerate(s.columns(m)):
@@ -326,8 +326,8 @@ class SpecSection(SteppedSection):
                         fill,
                         line,
                         st == 3,
-                        f"{t(SPEC_ROW[m], kind=kind, l=layer + 1)} · {p + 1} · "
-                        f"{t(SPEC_NEW[m]) if st == 2 else names[int(st)]}",
+                        f"{tr(SPEC_ROW[m], kind=kind, l=layer + 1)} · {p + 1} · "
+                        f"{tr(SPEC_NEW[m]) if st == 2 else names[int(st)]}",
                         show_token(vocab[tokens[p]]) if p < len(tokens) else "",
                     )
                 )
@@ -347,14 +347,14 @@ class SpecSection(SteppedSection):
         )
 
     def render(self):
-        lab, t, lang = self.lab, self.t, self.lang
+        lab, tr, lang = self.lab, self.tr, self.lang
         if lab is None:
             return
         x2 = lambda x: num(x, lang, 2)  # noqa: E731
         rows = lab.rows
         self.table.object = lab_table(
-            t,
-            t("spec_lab_title"),
+            tr,
+            tr("spec_lab_title"),
             [
                 "spec_k_short",
                 "spec_alpha_short",
@@ -368,13 +368,13 @@ class SpecSection(SteppedSection):
             [
                 [
                     str(r["k"]),
-                    num(r["alpha"] * 100, lang) + t("percent"),
+                    num(r["alpha"] * 100, lang) + tr("percent"),
                     f"{x2(r['per_pass'])} ({x2(r['expected'])})",
                     clock.ratio_text(r["check_x"], lang) + "×",
                     f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",
                     f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>"
                     + (
-                        f" <span class='slower'>{esc(t('spec_takes', x=x2(1 / r['speedup'])))}</span>"
+                        f" <span class='slower'>{esc(tr('spec_takes', x=x2(1 / r['speedup'])))}</span>"
                         if r["speedup"] < 1
                         else ""
                     ),
@@ -383,7 +383,7 @@ class SpecSection(SteppedSection):
                 ]
                 for r in rows
             ],
-            "spec-table",
+            "speculative-table",
         )
         for key, (src, _item) in self.series.items():
             src.data = {"x": [r["k"] for r in rows], "y": [r[key] for r in rows]}
@@ -393,7 +393,7 @@ class SpecSection(SteppedSection):
             ""
             if c is None
             else (
-                f"<p data-testid='spec-c'>{esc(t('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), n=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>"
+                f"<p data-testid='speculative-c'>{esc(tr('spec_c', c_clock=x2(c.ratio), c_count=x2(lab.c_count), n=c.samples, lo=x2(c.ratio_low), hi=x2(c.ratio_high)))}</p>"
             )
         )
         reading = lab.summary
@@ -403,8 +403,8 @@ class SpecSection(SteppedSection):
         from .logic import spec_sentences
 
         self.explain.object = head + (
-            "<p class='explain' data-testid='spec-explain'>"
-            + " ".join(esc(t(key, **values)) for key, values in spec_sentences(reading, lang))
+            "<p class='explain' data-testid='speculative-explain'>"
+            + " ".join(esc(tr(key, **values)) for key, values in spec_sentences(reading, lang))
             + "</p>"
         )
 
@@ -415,5 +415,5 @@ class SpecSection(SteppedSection):
             "done": lab.done,
             "total": lab.total,
             "n": len(lab.seeds) if done else lab.total,
-            "mode": self.t(SPEC_MODE[int(lab.kw["temperature"] == 0)]),
+            "mode": self.tr(SPEC_MODE[int(lab.kw["temperature"] == 0)]),
         }

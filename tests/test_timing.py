@@ -3,7 +3,7 @@ and what its sentences may say: every one is chosen from the measurement."""
 
 import pytest
 
-from app.sections.lab.logic import TimingLab
+from app.sections.timing.logic import TimingLab
 from app.state import clock
 from model import generate
 

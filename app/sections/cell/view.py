@@ -13,8 +13,8 @@ from ..code import LatestCode, code_editor, failure_html, output_html, waiting_h
 from . import logic as cell
 
 
-class ProveSection(Section):
-    key = "prove"
+class CellSection(Section):
+    key = "cell"
     title_key = "prove_title"
 
     def build(self):
@@ -42,11 +42,11 @@ class ProveSection(Section):
 
     def label(self):
         n = self.n
-        self.intro.object = f"<p>{esc(self.t('prove_intro', n=cell.LIMIT_S, window=n, m=n + 1))}</p>"
-        self.run_button.name = self.t("prove_run")
-        self.to65_button.name = self.t("prove_65", n=n, m=n + 1)
-        self.restore_button.name = self.t("prove_restore")
-        self.editor.name = self.t("prove_code")
+        self.intro.object = f"<p>{esc(self.tr('prove_intro', n=cell.LIMIT_S, window=n, m=n + 1))}</p>"
+        self.run_button.name = self.tr("prove_run")
+        self.to65_button.name = self.tr("prove_65", n=n, m=n + 1)
+        self.restore_button.name = self.tr("prove_restore")
+        self.editor.name = self.tr("prove_code")
         if self.code.code in [cell.cell(lang, n, self.ex.settings.top_p) for lang in cell.CELL]:
             self.editor.value = self.template()  # not edited: follow the language
 
@@ -59,7 +59,7 @@ class ProveSection(Section):
         if one_more:
             code = cell.one_more(code, self.n)
             self.editor.value = code
-        waiting = functools.partial(waiting_html, self.view, "prove-result", self.result)
+        waiting = functools.partial(waiting_html, self.view, "cell-result", self.result)
         waiting(self.view.sandbox.next_run, queued=self.view.sandbox.busy)  # before: the answer may be at once
         self.view.sandbox.submit(
             cell.payload(code, self.ex.settings.seed, self.lang),
@@ -71,22 +71,22 @@ class ProveSection(Section):
 
     def show(self, answer, run):
         self.view.publish_state(weights=True)  # tests check the app's model is untouched
-        t = self.t
-        out = failure_html(t, self.lang, answer, cell.LIMIT_S)
+        tr = self.tr
+        out = failure_html(tr, self.lang, answer, cell.LIMIT_S)
         if out is None and answer.status == "error":
-            where = t("code_line", line=answer.line) if answer.line else ""
+            where = tr("code_line", line=answer.line) if answer.line else ""
             explain = (
-                f"<p>{esc(t('cell_position_error', n=self.n, pos=self.n + 1))}</p>"
+                f"<p>{esc(tr('cell_position_error', n=self.n, pos=self.n + 1))}</p>"
                 if cell.is_position_error(answer.error_type, answer.message, self.n)
                 else ""
             )
             out = (
-                f"<div class='error' role='alert' data-testid='prove-error'><p>{esc(t('code_error'))} {esc(where)}</p>"
+                f"<div class='error' role='alert' data-testid='cell-error'><p>{esc(tr('code_error'))} {esc(where)}</p>"
                 f"<p><code>{esc(answer.error_type)}: {esc(answer.message)}</code></p>{explain}</div>"
             )
         elif out is None:
-            out = f"<p role='status' data-testid='prove-ok'>{esc(t('prove_ok'))}</p>"
+            out = f"<p role='status' data-testid='cell-ok'>{esc(tr('prove_ok'))}</p>"
         self.result.object = (
-            f"<div data-testid='prove-result' data-state='{answer.status}' data-run='{run}'>"
-            f"{output_html(t, answer)}{out}</div>"
+            f"<div data-testid='cell-result' data-state='{answer.status}' data-run='{run}'>"
+            f"{output_html(tr, answer)}{out}</div>"
         )
