@@ -752,7 +752,7 @@ def test_a_press_holds_the_font_samples_until_its_click_is_answered(site, browse
     samples is laid out (askForFonts waits, so the release finds the main thread free of them), and once
     the click is answered they go on to the end. At 4x, as on a phone: the samples take seconds."""
     with serve(site) as url:
-        page, _ = open_held(browser, url + "index.html?lang=pt", width=360, height=740, throttle=4, hold=RUNTIME)
+        page, _ = open_held(browser, url + "index.html?lang=pt", width=360, height=740, throttle=4)
         box = page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "step"), exact=True).bounding_box()
         page.mouse.move(*box_centre(box))
         page.mouse.down()
