@@ -15,4 +15,7 @@ site          the assembly of dist/, one step per part of the page
 output        writing dist/ atomically, precompressed copies, build-info.json
 serve         the development server (build.py serve, tests, benchmarks)
 paneldev      build.py dev: the app under Panel's own server, the sandbox's runtime from the cache
+
+and one for the repository, not the site: pins, the environment's pins in pyproject.toml ([tool.uv]),
+rewritten by `python -m buildsupport.pins`.
 """
