@@ -533,3 +533,135 @@ def run_and_wait(page, testid: str, button: str, timeout_ms: int = 60000):
         timeout=timeout_ms,
     )
     return page.locator(f"[data-testid={testid}]").first
+
+
+# -- one booted page, reused by a module's tests ----------------------------------------------------------
+# A page load boots Pyodide (the static site) or builds a session (Panel's server): the suite's largest
+# cost. A module's tests share one booted page and each puts it where it starts through the page's own
+# controls (`LivePage.place`): the language switch, the viewport, every section closed, Reiniciar, the mode
+# switch, clicks on Avanzar. What a reader's page keeps of its history (a section's own state, the smaller
+# cache's model, the grey ramp after a first switch) is a test's to set or to leave as it found it.
+
+STORM = "(el, n) => { for (let i = 0; i < n; i++) el.click(); }"  # n clicks at once: each a step, in order
+
+
+def active_mode(page) -> str:
+    """The mode the numbers' cards outline as current: "cache" or "full"."""
+    cached = page.locator("[data-testid=token-cached]").locator("xpath=..")
+    return "cache" if "active" in (cached.get_attribute("class") or "") else "full"
+
+
+def switch_language(page, lang: str) -> None:
+    """The live language switch (the advanced settings' buttons), as a reader makes it."""
+    from app.i18n import language_names, tr
+
+    now = page.evaluate("document.documentElement.lang")
+    if now == lang:
+        return
+    open_card(page, tr(now, "advanced"))
+    page.get_by_role("button", name=language_names()[lang], exact=True).click()
+    page.wait_for_function("(lang) => document.documentElement.lang === lang", arg=lang, timeout=OPEN_TIMEOUT_MS)
+    page.get_by_role("button", name=tr(lang, "step"), exact=True).wait_for(timeout=OPEN_TIMEOUT_MS)
+
+
+def set_seed(where, seed: int) -> None:
+    """The sampler's seed, typed in the advanced settings as a reader would (the page in Spanish)."""
+    open_card(where, "Ajustes avanzados")
+    field = where.get_by_label("Semilla", exact=True)
+    field.fill(str(seed))
+    field.press("Enter")
+    where.wait_for_function("(s) => (document.body.dataset.kvState || '').includes(`seed=${s}&`)", arg=seed)
+
+
+def close_all_sections(page) -> None:
+    """Close every open disclosure (the settings, the data table, the sections), as a reader would."""
+    from playwright.sync_api import expect
+
+    opened = page.locator("button[aria-expanded=true]")
+    while opened.count():
+        button = opened.first
+        name = button.inner_text()
+        button.click()
+        expect(page.get_by_role("button", name=name, exact=True).first).to_have_attribute("aria-expanded", "false")
+
+
+class LivePage:
+    """A booted page of the explorable at `url + query`, kept for a module's tests (the fixture `live`,
+    tests/conftest.py). `place(...)` puts it where a test starts and returns the page; a page
+    that cannot be put there (a test before left it broken) is booted again, once."""
+
+    def __init__(self, browser, url: str, query: str = "?lang=es", init: str | None = None, **context):
+        self.browser, self.url, self.query, self.init, self.context_kw = browser, url, query, init, context
+        self.context = self.page = None
+        self.boots = 0
+
+    def boot(self):
+        if self.context is not None:
+            self.context.close()
+        self.context = new_context(self.browser, **self.context_kw)
+        if self.init:
+            self.context.add_init_script(self.init)
+        page, requests = open_app(self.browser, self.url, self.query, context=self.context)
+        wait_t(page, current_t_of_query(self.query))
+        page.requests = requests
+        self.page, self.boots = page, self.boots + 1
+        return page
+
+    def close(self):
+        if self.context is not None:
+            self.context.close()
+        self.context = self.page = None
+
+    def place(self, lang: str = "es", t: int = 2, mode: str = "cache", width: int = 1280, height: int = 800):
+        """The page in `lang` at position `t` in `mode`, `width` x `height`, every section closed, scrolled to
+        its top, its console's record emptied; the page."""
+        if self.page is None:
+            self.boot()
+        try:
+            return self._place(lang, t, mode, width, height)
+        except Exception:
+            self.boot()  # a test before left it where the page's controls cannot bring it back
+            return self._place(lang, t, mode, width, height)
+
+    def _place(self, lang, t, mode, width, height):
+        page = self.page
+        if page.evaluate("document.body.dataset.error !== undefined"):
+            raise PageFailed("the page shows an error: " + page.evaluate("document.body.dataset.error"))
+        if page.viewport_size != {"width": width, "height": height}:
+            page.set_viewport_size({"width": width, "height": height})
+        put(page, lang, t, mode)
+        page.evaluate("window.scrollTo(0, 0)")
+        page.locator("body").click(position={"x": 5, "y": 5})  # the focus on the page, as after a load
+        page.console_messages.clear()
+        return page
+
+
+def put(where, lang: str = "es", t: int = 2, mode: str = "cache") -> None:
+    """The explorable in a page or a frame (`where`) in `lang`, every section closed, at position `t` in
+    `mode`: through its own controls, as a reader would get there."""
+    from playwright.sync_api import expect
+
+    from app.i18n import tr
+
+    switch_language(where, lang)
+    close_all_sections(where)
+    pause = where.get_by_role("button", name=tr(lang, "pause"), exact=True)
+    if pause.count():
+        pause.first.click()
+        where.get_by_role("button", name=tr(lang, "play"), exact=True).first.wait_for()
+    where.get_by_role("button", name=tr(lang, "reset"), exact=True).first.click()
+    wait_t(where, 2)
+    where.locator("[data-testid=error]").wait_for(state="detached")
+    if active_mode(where) != mode:
+        where.get_by_role("button", name=tr(lang, f"mode_{mode}"), exact=True).first.click()
+        testid = "token-cached" if mode == "cache" else "token-full"
+        expect(where.locator(f"[data-testid={testid}]").locator("xpath=..")).to_have_class(re.compile("active"))
+    if t > 2:
+        where.get_by_role("button", name=tr(lang, "step"), exact=True).first.evaluate(STORM, t - 2)
+        wait_t(where, t, timeout=60000)
+
+
+def current_t_of_query(query: str) -> int:
+    """The position a URL's query starts the page at (its t=, else the prompt's end)."""
+    found = re.search(r"[?&]t=(\d+)", query)
+    return int(found.group(1)) if found else 2

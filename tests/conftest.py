@@ -39,7 +39,7 @@ def gpt():
     return MiniGPT.load()
 
 
-BROWSER_FIXTURES = {"browser", "app_url"}
+BROWSER_FIXTURES = {"browser", "app_url", "live", "served_url"}
 BUILD_FIXTURES = {"site", "cdn", "site_url", "warm_cache", "wheel", "static_url"}
 
 
@@ -52,10 +52,14 @@ def pytest_collection_modifyitems(config, items):
         params = getattr(getattr(item, "callspec", None), "params", {})
         if names & BUILD_FIXTURES or params.get("app_url") == "static":
             item.add_marker(pytest.mark.build)
-        # @pytest.mark.served_langs("es"): under Panel's server, only these languages (the static site,
-        # the page readers get, takes every language; the page's markup is the same code under both)
-        served = item.get_closest_marker("served_langs")
-        if served and params.get("app_url") == "served" and params.get("lang") not in served.args:
+        # @pytest.mark.served_with(lang="es"): under Panel's server, only the parameters that match (the
+        # static site, the page readers get, takes them all; the page's markup is the same code under both);
+        # @pytest.mark.static_only: the static site only (what is the same code under both servers: the
+        # page's layout, its words, the browser's side of the reader's code)
+        served = item.get_closest_marker("served_with")
+        on_server = params.get("app_url") == "served"
+        unmatched = served is not None and any(params.get(k) != v for k, v in served.kwargs.items())
+        if on_server and (item.get_closest_marker("static_only") or unmatched):
             dropped.append(item)
         else:
             kept.append(item)
@@ -103,13 +107,39 @@ def close_what_the_test_opened(request):
             context.close()
 
 
-@pytest.fixture(scope="session", params=["served", "static"])
-def app_url(request):
-    """The explorable's URL: Panel's server (`build.py dev`), or the static site (tests/servers.py)."""
+@pytest.fixture(scope="session")
+def served_url():
+    """Panel's server (`build.py dev`, tests/servers.py), one for the run: the explorable's URL."""
     from tests.servers import app_server
 
-    with app_server(request.param) as url:
+    with app_server("served") as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def static_url():
+    """The static site, served on 127.0.0.1 (tests/servers.py), one for the run: its index.html URL."""
+    from tests.servers import app_server
+
+    with app_server("static") as url:
+        yield url
+
+
+@pytest.fixture(scope="session", params=["served", "static"])
+def app_url(request):
+    """The explorable's URL on each server in turn: Panel's server (`build.py dev`), then the static site."""
+    return request.getfixturevalue(f"{request.param}_url")
+
+
+@pytest.fixture(scope="module")
+def live(browser, app_url):
+    """One booted page of the explorable on this server for the module's tests (tests/browser.py
+    LivePage: each test starts with `live.place(...)`)."""
+    from tests.browser import LivePage
+
+    page = LivePage(browser, app_url)
+    yield page
+    page.close()
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,11 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from app.i18n import tr
 from app.sections import SECTIONS
 from tests.browser import (
     DEEP_JS,
+    STORM,
     chromium_missing,
     current_t,
     errors,
@@ -42,9 +44,8 @@ def t_at_least(n: int) -> re.Pattern:
     return re.compile(rf"^t = ({'|'.join(str(t) for t in range(n, 65))}) / 64$")
 
 
-def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
-    page, requests = open_app(browser, app_url, "?lang=es")
-    wait_t(page, 2)
+def test_step_to_64_totals_then_index_error_then_reset(live, app_url):
+    page = live.place()
     step = page.get_by_role("button", name="Avanzar")
     for t in range(3, 13):  # ten steps with the button
         step.click()
@@ -81,12 +82,11 @@ def test_step_to_64_totals_then_index_error_then_reset(browser, app_url):
     wait_t(page, 2)
     err.wait_for(state="hidden")
     assert errors(page) == []
-    assert foreign(requests) == [], foreign(requests)  # nothing left 127.0.0.1
+    assert foreign(page.requests) == [], foreign(page.requests)  # nothing left 127.0.0.1
 
 
-def test_toggle_mode_at_any_t(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es&t=20")
-    wait_t(page, 20)
+def test_toggle_mode_at_any_t(live, app_url):
+    page = live.place(t=20)
     cached_row = page.locator("[data-testid=token-cached]").locator("xpath=..")
     full_row = page.locator("[data-testid=token-full]").locator("xpath=..")
     assert "active" in cached_row.get_attribute("class")
@@ -134,12 +134,10 @@ FIRST_FRAMES = (
 )
 
 
-def test_the_place_a_reload_keeps_is_the_one_shown_at_every_frame(browser, app_url):
-    """Python sends the page's state with the figure's changes: sent after them, it came a third of a
-    second after the position it records, and a reload, a share link or a page stopped in between went a
-    step back (the reload of a stopped page is its only way on)."""
-    page, _ = open_app(browser, app_url, "?lang=es")
-    wait_t(page, 2)
+def test_the_place_a_reload_keeps_is_the_one_shown_at_every_frame(live, app_url):
+    """Python sends the page's state with the figure's changes, so that the place a reload, a share link
+    or a page stopped in between keeps is never a step behind the position shown."""
+    page = live.place()
     page.evaluate(FIRST_FRAMES)
     step = page.get_by_role("button", name="Avanzar")
     for t in (3, 4, 5):
@@ -161,15 +159,13 @@ def test_bad_url_values_show_notices_and_work(browser, app_url):
     assert errors(page) == []
 
 
-def test_animation_and_click_storm(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es&speed=5")
-    wait_t(page, 2)
+def test_animation_and_click_storm(live, app_url):
+    page = live.place()
     page.get_by_role("button", name="Animar").click()
     expect(page.locator(".tpos").first).to_have_text(t_at_least(6), timeout=15000)  # it plays by itself
     before = current_t(page)
     step = page.get_by_role("button", name="Avanzar")
-    storm = "(el, n) => { for (let i = 0; i < n; i++) el.click(); }"
-    step.evaluate(storm, 10)  # ten clicks at once while it plays
+    step.evaluate(STORM, 10)  # ten clicks at once while it plays
     page.get_by_role("button", name="Pausa").click()
     # Events reach Python in order, and its changes reach the page in order: once the button says
     # Animar again, every storm click has landed and no animation step is pending.
@@ -181,16 +177,15 @@ def test_animation_and_click_storm(browser, app_url):
     assert current_t(page) == paused + 1, "still stepping after Pausa"
     assert errors(page) == []
     # storm through 64: the error appears, the page survives, Reset works
-    step.evaluate(storm, 70)
+    step.evaluate(STORM, 70)
     page.locator("[data-testid=error]").wait_for(timeout=30000)
     page.get_by_role("button", name="Reiniciar").click()
     wait_t(page, 2)
     assert errors(page) == []
 
 
-def test_phone_width_and_language_switch(browser, app_url):
-    page, requests = open_app(browser, app_url, "", width=360, height=740)
-    wait_t(page, 2)
+def test_phone_width_and_language_switch(live, app_url):
+    page = live.place(width=360, height=740)
     shot(page, where(app_url) + "app-es-phone")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360 + 1, f"horizontal scroll at 360 px: {width}"
@@ -202,13 +197,12 @@ def test_phone_width_and_language_switch(browser, app_url):
     shot(page, where(app_url) + "app-en-phone")
     assert errors(page) == []
     if app_url.endswith("index.html"):  # every model of every section known without bokeh-tables (on demand)
-        assert not [r for r in requests if "bokeh-tables" in r]
+        assert not [r for r in page.requests if "bokeh-tables" in r]
         assert page.evaluate("window.kv.onDemandFor === undefined")
 
 
-def test_sections_below_the_figure(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es&t=64", width=1100)
-    wait_t(page, 64)
+def test_sections_below_the_figure(live, app_url):
+    page = live.place(t=64, width=1100)
     # 1. your milliseconds
     open_card(page, "Tus milisegundos: la tabla de la lección, medida en tu navegador")
     page.get_by_role("button", name="Medir en mi navegador").click()
@@ -257,16 +251,6 @@ def test_sections_below_the_figure(browser, app_url):
     assert errors(page) == []
 
 
-def test_sections_in_portuguese(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=pt", width=1100)
-    wait_t(page, 2)
-    assert page.get_by_role("button", name="Avançar").count() == 1
-    open_card(page, "Quanto contexto cabe? A memória da cache em modelos reais")
-    page.locator("[data-testid=ctx-tokens]", has_text="19.377 tokens").wait_for()
-    shot(page, where(app_url) + "app-pt")
-    assert errors(page) == []
-
-
 # The calculator's labels, inputs and selects (through every shadow root below the elements marked
 # ctx-fields): their boxes on the page.
 CTX_BOXES = """() => {
@@ -307,29 +291,27 @@ def overlaps(boxes, tolerance=0.5):
     return found
 
 
-def test_sections_calculator_layout_and_typed_numbers(browser, app_url):
+@pytest.mark.static_only
+def test_sections_calculator_layout_and_typed_numbers(live):
     """At 360 and 1280 px no label or input of the calculator overlaps another (labels wrap); in
-    Portuguese a decimal comma typed in a field is read as one."""
+    Portuguese the page says Avançar, the preset's 19.377 tokens, and a decimal comma typed in a field is
+    read as one."""
     from app.i18n import num
     from app.sections.context.logic import PRESETS
 
     for lang, width in (("es", 360), ("es", 1280), ("pt", 1280)):
-        page, _ = open_app(browser, app_url, f"?lang={lang}", width=width, height=900)
-        wait_t(page, 2)
-        open_card(
-            page,
-            {
-                "es": "¿Cuánto contexto cabe? La memoria de la caché en modelos reales",
-                "pt": "Quanto contexto cabe? A memória da cache em modelos reais",
-            }[lang],
-        )
+        page = live.place(lang=lang, width=width, height=900)
+        open_card(page, tr(lang, "ctx_title"))
+        page.get_by_role("combobox", name=tr(lang, "ctx_preset")).select_option(index=0)  # the lesson's 7B
         page.locator("[data-testid=ctx-tokens]").wait_for()
         boxes = page.evaluate(CTX_BOXES)
         labels = [b for b in boxes if b["what"].startswith("LABEL")]
         assert len(labels) == 11 and len(boxes) == 22, boxes  # the preset and ten values
         assert overlaps(boxes) == [], (width, overlaps(boxes))
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
-        shot(page, where(app_url) + f"ctx-{lang}-{width}")
+        shot(page, f"static-ctx-{lang}-{width}")
+    assert page.get_by_role("button", name="Avançar").count() == 1
+    page.locator("[data-testid=ctx-tokens]", has_text="19.377 tokens").wait_for()
     field = page.get_by_role("textbox", name="Reservado para o sistema (GiB)")
     expect(field).to_have_value("1,5")
     field.fill("2,5")

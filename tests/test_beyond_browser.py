@@ -16,7 +16,7 @@ from app.i18n import size
 from app.sections.batch.logic import PROMPTS
 from app.style import show_token
 from model import cost, generate
-from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, text_of, wait_t
+from tests.browser import chromium_missing, errors, foreign, open_card, set_seed, shot, text_of
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -47,11 +47,19 @@ def click_and_wait(page, button: str, testid: str, attr: str, value) -> None:
     page.locator(f"[data-testid={testid}][{attr}='{value}']").wait_for(timeout=30000)
 
 
-def test_batching_in_the_browser(browser, app_url, gpt):
-    page, requests = open_app(browser, app_url, "?lang=es&seed=2&speed=2", width=1280)
-    wait_t(page, 2)
+def test_batching_in_the_browser(live, app_url, gpt):
+    page = live.place()
+    requests = page.requests
     if static(app_url):
         assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
+    set_seed(page, 2)  # the batch's seeds follow the page's
+    try:
+        batching_in_the_browser(page, app_url, requests, gpt)
+    finally:
+        set_seed(page, 0)
+
+
+def batching_in_the_browser(page, app_url, requests, gpt):
     open_card(page, "Muchas conversaciones a la vez: el lote (batching)")
     page.locator("[data-testid=batch-state][data-steps='0'][data-b='8']").wait_for(timeout=60000)
     for i in range(1, 6):
@@ -104,9 +112,9 @@ def committed(page) -> list[str]:
     return [s.inner_text() for s in spans.all() if s.get_attribute("data-kind") not in ("rejected", "untested")]
 
 
-def test_speculative_decoding_in_the_browser(browser, app_url, gpt):
-    page, requests = open_app(browser, app_url, "?lang=en", width=1280)
-    wait_t(page, 2)
+def test_speculative_decoding_in_the_browser(live, app_url, gpt):
+    page = live.place(lang="en")
+    requests = page.requests
     assert draft_requests(requests) == []  # the draft comes when its card opens
     open_card(page, "The draft and the check: speculative decoding")
     page.locator("[data-testid=speculative-phase]").wait_for(timeout=60000)

@@ -14,7 +14,7 @@ import pytest
 from app.sections.continuous.logic import chapter_rows
 from app.state import clock
 from tests.axe import violations
-from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, text_of, wait_t
+from tests.browser import chromium_missing, errors, foreign, open_card, shot, text_of
 from tests.test_a11y_browser import assert_fits
 from tests.test_beyond_browser import page_modules, static
 
@@ -46,9 +46,9 @@ def table_rows(page, testid: str) -> list[list[str]]:
     ]
 
 
-def test_continuous_batching_in_the_browser(browser, app_url):
-    page, requests = open_app(browser, app_url, "?lang=es", width=1280)
-    wait_t(page, 2)
+def test_continuous_batching_in_the_browser(live, app_url):
+    page = live.place()
+    requests = page.requests
     if static(app_url):
         assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     canvases = page.evaluate(CANVASES)

@@ -24,7 +24,9 @@ from tests.browser import (
     open_all_sections,
     open_page,
     overflow,
+    put,
     shot,
+    switch_language,
     wait_t,
 )
 from tests.hosting import SRC_BASE, course_page, explorable, snippet
@@ -94,102 +96,124 @@ def test_the_frame_takes_its_contents_height(site, browser):
         assert foreign(requests) == [], foreign(requests)
 
 
-@pytest.mark.parametrize("lang", ["es", "en", "pt"])
-def test_nothing_sideways_in_the_frame(site, browser, lang):
-    with course_page(site, f"?lang={lang}&embed=1&t=64") as url:
+def test_nothing_sideways_in_the_frame(site, browser):
+    """Every section open, at t = 64, in each language (switched live in the frame), at 320, 360 and
+    390 px: nothing sticks out sideways, inside the frame or on the course page."""
+    with course_page(site, "?lang=es&embed=1&t=64") as url:
         page, _ = open_page(browser, url, width=390, height=800)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
         assert open_all_sections(frame) == 2 + len(SECTIONS)  # the settings, the data table, every section
         frame.locator("[data-testid=ctx-tokens]").wait_for()
-        for width in (320, 360, 390):
-            page.set_viewport_size({"width": width, "height": 800})
-            page.wait_for_function(f"document.documentElement.clientWidth === {width}")
-            try:
-                frame.wait_for_function(
-                    "(() => { const r = (" + OVERFLOWS + ")(); return r.pageWidth === "
-                    "r.viewport && !r.outside.length; })()",
-                    timeout=10000,
-                )
-            except Exception:
-                pass  # the assertions say what is wrong
-            inside, outside = overflow(frame), overflow(page)
-            assert inside["viewport"] == width and inside["pageWidth"] == width, (lang, width, inside)
-            assert inside["outside"] == [] and inside["cut"] == [], (lang, width, inside)
-            assert outside["pageWidth"] == width and outside["outside"] == [], (lang, width, outside)
+        for lang in ("es", "en", "pt"):
+            page.set_viewport_size({"width": 390, "height": 800})
+            switch_language(frame, lang)
+            open_all_sections(frame)  # the settings card stays open; the rest are
+            for width in (320, 360, 390):
+                page.set_viewport_size({"width": width, "height": 800})
+                page.wait_for_function(f"document.documentElement.clientWidth === {width}")
+                try:
+                    frame.wait_for_function(
+                        "(() => { const r = (" + OVERFLOWS + ")(); return r.pageWidth === "
+                        "r.viewport && !r.outside.length; })()",
+                        timeout=10000,
+                    )
+                except Exception:
+                    pass  # the assertions say what is wrong
+                inside, outside = overflow(frame), overflow(page)
+                assert inside["viewport"] == width and inside["pageWidth"] == width, (lang, width, inside)
+                assert inside["outside"] == [] and inside["cut"] == [], (lang, width, inside)
+                assert outside["pageWidth"] == width and outside["outside"] == [], (lang, width, outside)
 
 
-@pytest.mark.parametrize("width", [360, 1280])
-def test_a_host_without_script_gets_a_visible_scroll_and_a_link(site, browser, width):
+def test_a_host_without_script_gets_a_visible_scroll_and_a_link(site, browser):
     """An LMS that strips <script> keeps the frame at its 2000 px: the page finds that no host fitted
     it, shows that it scrolls (the line at its bottom, until the reader is there) and links the full
-    page; the bar still sticks inside the frame."""
+    page; the bar still sticks inside the frame. On a phone, then on a laptop."""
     with course_page(site, "?lang=es&embed=1", script=False) as url:
-        page, _ = open_page(browser, url, width=width, height=800)
+        page, _ = open_page(browser, url, width=360, height=800)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
-        frame.wait_for_function("document.documentElement.dataset.frame === 'fixed'", timeout=20000)
-        assert page.evaluate(FRAME) == 2000 and frame.evaluate(CONTENT) > 2000
-        cue = frame.locator("#kv-frame-cue")
-        more = cue.locator(".kv-frame-more")
-        assert cue.is_visible() and more.is_visible() and "Hay más abajo" in more.inner_text()
-        box = frame.evaluate("document.getElementById('kv-frame-cue').getBoundingClientRect().bottom")
-        assert abs(box - 2000) <= 1  # at the frame's bottom edge
-        link = cue.get_by_role("link", name="Abrir la página completa ↗")
-        href = link.get_attribute("href")
-        assert link.get_attribute("target") == "_blank" and "embed" not in href and "lang=es" in href
-        assert frame.evaluate("getComputedStyle(document.documentElement).overflowY") == "scroll"
-        frame.get_by_role("button", name="Avanzar", exact=True).click()  # the link follows the reader
-        frame.wait_for_function("(document.body.dataset.kvState || '').includes('t=3')")
-        link.hover()
-        assert "t=3" in link.get_attribute("href") and "embed" not in link.get_attribute("href")
-        page.evaluate("window.scrollTo(0, 1400)")
-        shot(page, f"embed-noscript-{width}")
-        frame.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-        frame.wait_for_function("document.getElementById('kv-frame-cue').classList.contains('kv-at-end')")
-        assert more.evaluate("(el) => getComputedStyle(el).visibility") == "hidden"
-        # the last thing on the page is above the cue, not under it
-        last = frame.evaluate(
-            "(() => { const m = document.getElementById('kv-main'); const r = m.getBoundingClientRect();"
-            " return r.bottom - parseFloat(getComputedStyle(m).paddingBottom); })()"
-        )
-        top = frame.evaluate("document.getElementById('kv-frame-cue').getBoundingClientRect().top")
-        assert last <= top + 1, (last, top)
+        for width in (360, 1280):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.evaluate("window.scrollTo(0, 0)")
+            frame.evaluate("window.scrollTo(0, 0)")
+            put(frame)
+            without_script(page, frame, width)
+
+
+def without_script(page, frame, width: int) -> None:
+    frame.wait_for_function("document.documentElement.dataset.frame === 'fixed'", timeout=20000)
+    assert page.evaluate(FRAME) == 2000 and frame.evaluate(CONTENT) > 2000
+    cue = frame.locator("#kv-frame-cue")
+    more = cue.locator(".kv-frame-more")
+    frame.wait_for_function("!document.getElementById('kv-frame-cue').classList.contains('kv-at-end')")
+    assert cue.is_visible() and more.is_visible() and "Hay más abajo" in more.inner_text()
+    box = frame.evaluate("document.getElementById('kv-frame-cue').getBoundingClientRect().bottom")
+    assert abs(box - 2000) <= 1  # at the frame's bottom edge
+    link = cue.get_by_role("link", name="Abrir la página completa ↗")
+    href = link.get_attribute("href")
+    assert link.get_attribute("target") == "_blank" and "embed" not in href and "lang=es" in href
+    assert frame.evaluate("getComputedStyle(document.documentElement).overflowY") == "scroll"
+    frame.get_by_role("button", name="Avanzar", exact=True).click()  # the link follows the reader
+    frame.wait_for_function("(document.body.dataset.kvState || '').includes('t=3')")
+    link.hover()
+    assert "t=3" in link.get_attribute("href") and "embed" not in link.get_attribute("href")
+    page.evaluate("window.scrollTo(0, 1400)")
+    shot(page, f"embed-noscript-{width}")
+    frame.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    frame.wait_for_function("document.getElementById('kv-frame-cue').classList.contains('kv-at-end')")
+    assert more.evaluate("(el) => getComputedStyle(el).visibility") == "hidden"
+    # the last thing on the page is above the cue, not under it
+    last = frame.evaluate(
+        "(() => { const m = document.getElementById('kv-main'); const r = m.getBoundingClientRect();"
+        " return r.bottom - parseFloat(getComputedStyle(m).paddingBottom); })()"
+    )
+    top = frame.evaluate("document.getElementById('kv-frame-cue').getBoundingClientRect().top")
+    assert last <= top + 1, (last, top)
 
 
 STEP = {"es": "Avanzar", "en": "Step", "pt": "Avançar"}
 
 
-@pytest.mark.parametrize("width, lang", [(320, "es"), (360, "en"), (390, "pt"), (1280, "es")])
-def test_the_bar_stays_in_view_in_a_fitted_frame(site, browser, width, lang):
+def test_the_bar_stays_in_view_in_a_fitted_frame(site, browser):
     """A frame as tall as its content never scrolls: the course page does, and its script tells the
     page where the screen begins. With the bars at the bottom of the course page's screen, the step
-    button is on screen above them and a click there (no scrolling) steps."""
-    height = 800 if width > 1000 else 740
-    with course_page(site, f"?lang={lang}&embed=1&t=20") as url:
-        page, _ = open_page(browser, url, width=width, height=height)
+    button is on screen above them and a click there (no scrolling) steps: at 320 px in Spanish, 360 in
+    English, 390 in Portuguese and 1280 in Spanish."""
+    with course_page(site, "?lang=es&embed=1&t=20") as url:
+        page, _ = open_page(browser, url, width=320, height=740)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
-        wait_t(frame, 20)
-        frame.wait_for_function("document.documentElement.dataset.frame === 'fitted'", timeout=30000)
-        bars = frame.locator(".kv-bars").first.bounding_box()  # in the course page's screen
-        page.evaluate("(dy) => window.scrollBy(0, dy)", bars["y"] + bars["height"] - height + 4)
-        scrolled = page.evaluate("window.scrollY")
-        assert scrolled > 0
-        frame.wait_for_function(
-            "parseInt(document.documentElement.style.getPropertyValue('--kv-host-top')) > 0", timeout=10000
-        )
-        bars = frame.locator(".kv-bars").first.bounding_box()
-        assert bars["y"] + bars["height"] <= height + 1 and bars["y"] >= 0, bars
-        step = frame.get_by_role("button", name=STEP[lang], exact=True)
-        box = step.bounding_box()
-        assert box["y"] >= 0 and box["y"] + box["height"] <= height, box  # the thumb's button, on screen
-        bar = frame.locator(".kv-bar").first.bounding_box()
-        assert bar["y"] + bar["height"] <= bars["y"] + 1, (bar, bars)  # hiding none of the bars
-        page.mouse.click(*box_centre(box))
-        wait_t(frame, 21)
-        assert page.evaluate("window.scrollY") == scrolled  # nothing had to scroll
-        OUT.mkdir(exist_ok=True)
-        page.screenshot(path=str(OUT / f"embedded-bar-{lang}-{width}.png"))  # what the reader sees
-        page.evaluate("window.scrollTo(0, 0)")  # back at the top: the bar in its own place
-        frame.wait_for_function("document.documentElement.style.getPropertyValue('--kv-host-top') === '0px'")
+        for width, lang in ((320, "es"), (360, "en"), (390, "pt"), (1280, "es")):
+            height = 800 if width > 1000 else 740
+            page.set_viewport_size({"width": width, "height": height})
+            page.evaluate("window.scrollTo(0, 0)")
+            put(frame, lang, t=20)
+            bar_in_view(page, frame, width, height, lang)
+
+
+def bar_in_view(page, frame, width: int, height: int, lang: str) -> None:
+    frame.wait_for_function("document.documentElement.dataset.frame === 'fitted'", timeout=30000)
+    frame.wait_for_function("document.documentElement.style.getPropertyValue('--kv-host-top') === '0px'")
+    bars = frame.locator(".kv-bars").first.bounding_box()  # in the course page's screen
+    page.evaluate("(dy) => window.scrollBy(0, dy)", bars["y"] + bars["height"] - height + 4)
+    scrolled = page.evaluate("window.scrollY")
+    assert scrolled > 0
+    frame.wait_for_function(
+        "parseInt(document.documentElement.style.getPropertyValue('--kv-host-top')) > 0", timeout=10000
+    )
+    bars = frame.locator(".kv-bars").first.bounding_box()
+    assert bars["y"] + bars["height"] <= height + 1 and bars["y"] >= 0, bars
+    step = frame.get_by_role("button", name=STEP[lang], exact=True)
+    box = step.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= height, box  # the thumb's button, on screen
+    bar = frame.locator(".kv-bar").first.bounding_box()
+    assert bar["y"] + bar["height"] <= bars["y"] + 1, (bar, bars)  # hiding none of the bars
+    page.mouse.click(*box_centre(box))
+    wait_t(frame, 21)
+    assert page.evaluate("window.scrollY") == scrolled  # nothing had to scroll
+    OUT.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUT / f"embedded-bar-{lang}-{width}.png"))  # what the reader sees
+    page.evaluate("window.scrollTo(0, 0)")  # back at the top: the bar in its own place
+    frame.wait_for_function("document.documentElement.style.getPropertyValue('--kv-host-top') === '0px'")

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from app.sections.paged.logic import PagedRun, memory_row, shared_blocks
 from tests.axe import violations
-from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, wait_t
+from tests.browser import chromium_missing, errors, foreign, open_card, shot
 from tests.test_a11y_browser import assert_fits
 from tests.test_beyond_browser import page_modules
 
@@ -65,9 +65,9 @@ def shows(page, run: PagedRun) -> None:
     assert float(proof.get_attribute("data-diff")) < 1e-12 and int(proof.get_attribute("data-compared")) == run.compared
 
 
-def test_the_paged_cache_in_the_browser(browser, app_url, gpt):
-    page, requests = open_app(browser, app_url, "?lang=es", width=1280)
-    wait_t(page, 2)
+def test_the_paged_cache_in_the_browser(live, app_url, gpt):
+    page = live.place()
+    requests = page.requests
     if static(app_url):
         assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     open_card(page, SECTION["es"])
@@ -101,11 +101,14 @@ def test_the_paged_cache_in_the_browser(browser, app_url, gpt):
     assert errors(page) == [] and foreign(requests) == []
 
 
-def test_the_paged_cache_on_a_phone_in_english(browser, app_url, gpt):
-    page, requests = open_app(browser, app_url, "?lang=en", width=360, height=800)
-    wait_t(page, 2)
+@pytest.mark.static_only
+def test_the_paged_cache_on_a_phone_in_english(live, app_url, gpt):
+    page = live.place(lang="en", width=360, height=800)
+    requests = page.requests
     open_card(page, SECTION["en"])
-    state(page, steps=0)
+    page.get_by_role("button", name="4", exact=True).click()  # blocks of 4, from the start
+    page.get_by_role("button", name="Reset the blocks", exact=True).click()
+    state(page, steps=0, block=4)
     run = PagedRun(gpt, 4)
     for i in range(1, 3):
         step(page, "en", i)

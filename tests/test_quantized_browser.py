@@ -15,7 +15,7 @@ import pytest
 from app.sections.quantized.logic import committed_rows, compare
 from model.wquant import matrix_errors
 from tests.axe import violations
-from tests.browser import chromium_missing, errors, foreign, open_app, open_card, shot, wait_t
+from tests.browser import chromium_missing, errors, foreign, open_card, shot
 from tests.test_a11y_browser import assert_fits
 from tests.test_beyond_browser import page_modules, static
 
@@ -64,9 +64,9 @@ def texts_are(page, gpt, scheme: str, prompt: int) -> None:
     assert texts.locator(".g.first").count() == (0 if c["first"] is None else 2)  # in both texts
 
 
-def test_quantized_weights_in_the_browser(browser, app_url, gpt):
-    page, requests = open_app(browser, app_url, "?lang=es", width=1280)
-    wait_t(page, 2)
+def test_quantized_weights_in_the_browser(live, app_url, gpt):
+    page = live.place()
+    requests = page.requests
     if static(app_url):
         assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     open_card(page, TITLE["es"])
@@ -93,11 +93,12 @@ def test_quantized_weights_in_the_browser(browser, app_url, gpt):
     assert errors(page) == [] and foreign(requests) == []
 
 
-def test_quantized_weights_on_a_phone_in_english(browser, app_url, gpt):
-    page, requests = open_app(browser, app_url, "?lang=en", width=360, height=800)
-    wait_t(page, 2)
+@pytest.mark.static_only
+def test_quantized_weights_on_a_phone_in_english(live, app_url, gpt):
+    page = live.place(lang="en", width=360, height=800)
+    requests = page.requests
     open_card(page, TITLE["en"])
-    shown(page, "quantized-matrices", scheme="int4-row")
+    page.get_by_role("button", name="1", exact=True).click()  # the first prompt
     choose(page, "en", "int4-tensor", gpt)
     texts_are(page, gpt, "int4-tensor", 1)
     assert "No outlier weights" in page.locator("[data-testid=quantized-outliers]").inner_text()

@@ -16,7 +16,7 @@ import pytest
 
 from app.sandbox import LIMIT_S
 from tests.browser import chromium_missing, errors, open_app, open_card, run_and_wait, wait_plain, wait_t
-from tests.servers import panel_dev, unordered_changes
+from tests.servers import unordered_changes
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -97,9 +97,8 @@ def step_to_the_end(page):
     assert err.get_attribute("data-lesson") == "true"
 
 
-def test_nothing_typed_stops_or_changes_the_page(browser, app_url, request):
-    page, requests = open_app(browser, app_url, "?lang=es")
-    wait_t(page, 2)
+def test_nothing_typed_stops_or_changes_the_page(live, app_url, request):
+    page = live.place()
     before = weights(page)
     open_card(page, PROVE)  # the cell's sandbox gets its own copy of the model
     open_card(page, QUIZ)
@@ -131,9 +130,8 @@ def test_nothing_typed_stops_or_changes_the_page(browser, app_url, request):
     assert [m for m in errors(page) if not re.search(r"fatal error|Maximum call stack|pyodide\.asm", m)] == []
 
 
-def test_the_lessons_cell_runs_in_the_sandbox(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es&seed=3")
-    wait_t(page, 2)
+def test_the_lessons_cell_runs_in_the_sandbox(live, app_url):
+    page = live.place()
     open_card(page, PROVE)
     sandbox_ready(page)
     run_and_wait(page, "cell-result", "Ejecutar")
@@ -148,33 +146,33 @@ def test_the_lessons_cell_runs_in_the_sandbox(browser, app_url):
     assert "while len(ids) < 65:" in editor(page, "La celda").input_value()
 
 
-def test_reader_code_never_runs_on_the_server(browser):
+def test_reader_code_never_runs_on_the_server(browser, served_url):
     """Under `panel serve`: a file the code writes does not appear on the server, and a session whose
     code sleeps does not slow another session's steps."""
     marker = Path("/tmp") / f"kv-sandbox-{uuid.uuid4().hex}"
-    with panel_dev() as url:
-        page, _ = open_app(browser, url, "?lang=es")
-        wait_t(page, 2)
-        open_card(page, QUIZ)
-        sandbox_ready(page)
-        state, text = check_code(page, f"open({str(marker)!r}, 'w').write('x')\n")
-        assert state == "problem" and not marker.exists()
-        other, _ = open_app(browser, url, "?lang=es")
-        wait_t(other, 2)
-        editor(page).fill("import time\ntime.sleep(30)\n")
-        page.get_by_role("button", name="Comprobar").click()
-        running = page.locator("[data-testid=challenge-result][data-run='2'][data-state=running]")
-        running.wait_for()
-        step = other.get_by_role("button", name="Avanzar")
-        answered = 0  # the other reader's steps shown while the code sleeps
-        for t in range(3, 65):
-            step.click()
-            wait_t(other, t)
-            if not running.count():
-                break
-            answered += 1
-        assert answered >= 3, f"only {answered} steps were answered while the reader's code ran"
-        page.locator("[data-testid=challenge-result][data-run='2'][data-state=stopped]").wait_for(
-            timeout=(LIMIT_S + MARGIN_S) * 1000
-        )
-        assert unordered_changes(url) == []  # every change reached both pages in order
+    url = served_url
+    page, _ = open_app(browser, url, "?lang=es")
+    wait_t(page, 2)
+    open_card(page, QUIZ)
+    sandbox_ready(page)
+    state, text = check_code(page, f"open({str(marker)!r}, 'w').write('x')\n")
+    assert state == "problem" and not marker.exists()
+    other, _ = open_app(browser, url, "?lang=es")
+    wait_t(other, 2)
+    editor(page).fill("import time\ntime.sleep(30)\n")
+    page.get_by_role("button", name="Comprobar").click()
+    running = page.locator("[data-testid=challenge-result][data-run='2'][data-state=running]")
+    running.wait_for()
+    step = other.get_by_role("button", name="Avanzar")
+    answered = 0  # the other reader's steps shown while the code sleeps
+    for t in range(3, 65):
+        step.click()
+        wait_t(other, t)
+        if not running.count():
+            break
+        answered += 1
+    assert answered >= 3, f"only {answered} steps were answered while the reader's code ran"
+    page.locator("[data-testid=challenge-result][data-run='2'][data-state=stopped]").wait_for(
+        timeout=(LIMIT_S + MARGIN_S) * 1000
+    )
+    assert unordered_changes(url) == []  # every change reached both pages in order

@@ -11,7 +11,7 @@ import pytest
 from app.sandbox import LIMIT_S
 from app.sections.quiz.challenge import SOLUTION
 from tests.bench_sandbox import renderer_rss_mb, settle
-from tests.browser import chromium_missing, open_app, open_card, run_and_wait, wait_t
+from tests.browser import chromium_missing, open_card, run_and_wait
 from tests.test_sandbox_browser import MARGIN_S, PROVE, QUIZ, editor, sandbox_ready
 from tests.test_sandbox_browser import check_code as check_now
 
@@ -63,9 +63,9 @@ LEFTOVERS = [
 ]
 
 
-def test_each_run_starts_clean(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es")
-    wait_t(page, 2)
+@pytest.mark.static_only  # the browser's side of the reader's code: the same under both servers
+def test_each_run_starts_clean(browser, live, app_url):
+    page = live.place()
     open_card(page, PROVE)  # the sandbox gets the model package (import model)
     open_card(page, QUIZ)
     sandbox_ready(page)
@@ -94,9 +94,8 @@ def test_each_run_starts_clean(browser, app_url):
     assert host["starts"] >= host["runs"] >= 2 * len(LEFTOVERS) + 4  # an interpreter per run
 
 
-def test_a_run_asked_for_while_another_runs_waits_in_line(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es")
-    wait_t(page, 2)
+def test_a_run_asked_for_while_another_runs_waits_in_line(live, app_url):
+    page = live.place()
     open_card(page, PROVE)
     open_card(page, QUIZ)
     sandbox_ready(page)

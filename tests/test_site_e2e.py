@@ -11,7 +11,7 @@ import pytest
 
 import build
 from app.i18n import shell_text
-from tests.browser import PageFailed, chromium_missing, foreign, open_page, serve, wait_for_text, wait_ready, wait_t
+from tests.browser import LivePage, chromium_missing, foreign, open_page, serve, wait_for_text, wait_ready, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
@@ -25,37 +25,62 @@ STAGES = """
 """
 
 
-def test_snapshot_then_live_app_offline(site, browser):
-    with serve(site) as url:
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.add_init_script(STAGES)
-        page, requests = open_page(browser, url + "index.html?lang=es", context=context)
-        # the prerendered snapshot shows before Python is ready
-        page.wait_for_function("performance.getEntriesByName('kv-first-paint').length > 0", timeout=30000)
-        wait_ready(page)
-        assert page.evaluate("document.getElementById('kv-snapshot')") is None  # replaced by the live doc
-        stages = page.evaluate("window.__stages")
-        assert stages[0] == "runtime" and stages[-2:] == ["app", "ready"], stages
-        assert page.locator("#kv-loader").is_hidden()
-        button = page.get_by_role("button", name="Avanzar").first
-        for t in range(3, 65):  # the app answers each click: t advances
-            button.click()
-            wait_t(page, t)
-        button.click()  # past the 64-position window: the model's own IndexError
-        wait_for_text(page, "IndexError", timeout_ms=20000)
-        assert page.evaluate("document.body.dataset.pyerror") is None
-        # a clean console: no warning or error along the way (the IndexError is the page's, not the console's)
-        said = [m for m in page.console_messages if m.startswith(("warning", "error", "pageerror"))]
-        assert said == [], said[:5]
-        assert foreign(requests) == [], foreign(requests)
-        assert any("/packages/" in u and "numpy" in u for u in requests)
-        # the default state is inline in the page, and so are the states one action away (Avanzar, the
-        # mode switch): the preview answers a click on its first paint without a fetch
-        fetched = sorted(u.rsplit("/", 1)[1] for u in requests if "/states-" in u)
-        assert fetched == [], fetched
+CSP_SEEN = """
+  window.__csp = [];
+  document.addEventListener('securitypolicyviolation',
+    (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || '')));
+"""
 
 
-def test_lazy_modules_load_on_first_import(site, browser):
+@pytest.fixture(scope="module")
+def under_csp(browser, site):
+    """The module's page: the static site served with the recommended Content-Security-Policy
+    (build.CSP), its stages and any violation recorded from the start (tests/browser.py LivePage)."""
+    with serve(site, csp=build.CSP) as url:
+        page = LivePage(browser, url + "index.html", init=STAGES + CSP_SEEN)
+        yield page
+        page.close()
+
+
+def test_snapshot_then_live_app_offline(under_csp):
+    """The prerendered snapshot first, then the live app (the stages in their order), offline: every
+    click answered to 64 and the model's own IndexError at 65, with a clean console."""
+    page = under_csp.place()
+    assert page.evaluate("document.getElementById('kv-snapshot')") is None  # replaced by the live doc
+    assert page.evaluate("performance.getEntriesByName('kv-first-paint').length") == 1  # shown before
+    stages = page.evaluate("window.__stages")
+    assert stages[0] == "runtime" and stages[-2:] == ["app", "ready"], stages
+    assert page.locator("#kv-loader").is_hidden()
+    button = page.get_by_role("button", name="Avanzar").first
+    for t in range(3, 65):  # the app answers each click: t advances
+        button.click()
+        wait_t(page, t)
+    button.click()  # past the 64-position window: the model's own IndexError
+    wait_for_text(page, "IndexError", timeout_ms=20000)
+    assert page.evaluate("document.body.dataset.pyerror") is None
+    # a clean console: no warning or error along the way (the IndexError is the page's, not the console's)
+    said = [m for m in page.console_messages if m.startswith(("warning", "error", "pageerror"))]
+    assert said == [], said[:5]
+    requests = page.requests
+    assert foreign(requests) == [], foreign(requests)
+    assert any("/packages/" in u and "numpy" in u for u in requests)
+    # the default state is inline in the page, and so are the states one action away (Avanzar, the
+    # mode switch): the preview answers a click on its first paint without a fetch
+    fetched = sorted(u.rsplit("/", 1)[1] for u in requests if "/states-" in u)
+    assert fetched == [], fetched
+
+
+def test_page_works_under_csp(under_csp):
+    """The recommended CSP (build.CSP) is enough: no violation reported from the page's start, and a
+    step's round trip through the worker."""
+    page = under_csp.place()
+    page.get_by_role("button", name="Avanzar").first.click()
+    wait_t(page, 3)
+    assert page.evaluate("window.__csp") == []
+    assert page.evaluate("document.body.dataset.pyerror") is None
+
+
+def test_lazy_modules_load_on_first_import(site, under_csp):
     """Modules left out of the wheels/stdlib (not imported at start-up) arrive on first import."""
     lazy = json.loads(next((site / "assets").glob("lazy-modules.*.json")).read_text())
     archives = [a["url"] for a in lazy["archives"]]
@@ -65,36 +90,35 @@ def test_lazy_modules_load_on_first_import(site, browser):
             pick.setdefault(archives[n].rsplit("/", 1)[-1], name)
     wanted = [pick[k] for k in sorted(pick) if k.startswith(("numpy-", "python_stdlib-"))]
     assert wanted, pick
-    with serve(site) as url:
-        page, requests = open_page(browser, url + "index.html")
-        wait_ready(page)
-        # start-up needs no lazy archive: the build traced the app's imports
-        assert page.evaluate("window.kv.lazy") is None, page.evaluate("window.kv.lazy")
-        page.evaluate("(names) => window.kv.worker.postMessage({type: 'modules', import: names})", wanted)
-        page.wait_for_function("window.kv.sourceModules !== undefined", timeout=30000)
-        loaded = page.evaluate("window.kv.sourceModules")
-        for name in wanted:
-            assert name in loaded, (name, loaded)
-        assert len(page.evaluate("window.kv.lazy")) == len(wanted)
-        assert foreign(requests) == []
+    page = under_csp.place()
+    # start-up needs no lazy archive: the build traced the app's imports (its nh3 among them: checked first)
+    assert page.evaluate("window.kv.lazy") is None, page.evaluate("window.kv.lazy")
+    page.evaluate("window.kv.sourceModules = undefined")
+    page.evaluate("(names) => window.kv.worker.postMessage({type: 'modules', import: names})", wanted)
+    page.wait_for_function("window.kv.sourceModules !== undefined", timeout=30000)
+    loaded = page.evaluate("window.kv.sourceModules")
+    for name in wanted:
+        assert name in loaded, (name, loaded)
+    assert len(page.evaluate("window.kv.lazy")) == len(wanted)
+    assert foreign(page.requests) == []
 
 
-def test_page_runs_the_real_nh3(site, browser):
+def test_page_runs_the_real_nh3(under_csp):
     """Panel sanitizes with nh3.clean: the page installs Pyodide's compiled nh3 and its Rust
-    extension imports (a pure-Python stand-in has no nh3.nh3); nothing of it is loaded from source."""
-    with serve(site) as url:
-        page, requests = open_page(browser, url + "index.html")
-        wait_ready(page)
-        assert [u for u in requests if "/packages/" in u and "/nh3-0.2.21-cp38-abi3-pyodide" in u]
-        page.evaluate("window.kv.worker.postMessage({type: 'modules', import: ['nh3.nh3']})")
-        page.wait_for_function("window.kv.sourceModules !== undefined", timeout=30000)
-        source = page.evaluate("window.kv.sourceModules")
-        assert "nh3" not in source and "nh3.nh3" not in source, source
-        assert page.evaluate("window.kv.lazy") is None  # it came with start-up
-        assert page.evaluate("document.body.dataset.pyerror") is None
+    extension imports (a pure-Python stand-in has no nh3.nh3); nothing of it is loaded from source,
+    and it came with start-up, not on first import."""
+    page = under_csp.place()
+    assert [u for u in page.requests if "/packages/" in u and "/nh3-0.2.21-cp38-abi3-pyodide" in u]
+    page.evaluate("window.kv.sourceModules = undefined")
+    page.evaluate("window.kv.worker.postMessage({type: 'modules', import: ['nh3.nh3']})")
+    page.wait_for_function("window.kv.sourceModules !== undefined", timeout=30000)
+    source = page.evaluate("window.kv.sourceModules")
+    assert "nh3" not in source and "nh3.nh3" not in source, source
+    assert not any("nh3" in str(lazy) for lazy in page.evaluate("window.kv.lazy || []"))
+    assert page.evaluate("document.body.dataset.pyerror") is None
 
 
-@pytest.mark.parametrize("lang", ["en", "pt"])
+@pytest.mark.parametrize("lang", ["pt"])  # English: the first paint's URL below
 def test_snapshot_and_app_in_the_url_language(site, browser, lang):
     if not list((site / "assets").glob(f"states-*/{lang}-cache-2.html")):
         pytest.skip(f"the app declares no '{lang}' (app/i18n: no {lang}.po)")
@@ -145,50 +169,6 @@ def test_the_first_paint_is_the_urls_state(site, browser, query, state, later):
         assert (later in note) if later else "t =" not in note, note
         wait_ready(page)
         assert page.evaluate("window.__seen") == [state]
-        context.close()
-
-
-def test_page_works_under_csp(site, browser):
-    """The recommended CSP (build.CSP) is enough: no violation reported, the app runs."""
-    with serve(site, csp=build.CSP) as url:
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.add_init_script("""
-          window.__csp = [];
-          document.addEventListener('securitypolicyviolation',
-            (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || '')));
-        """)
-        page, requests = open_page(browser, url + "index.html", context=context)
-        wait_ready(page)
-        page.get_by_role("button", name="Avanzar").first.click()
-        wait_t(page, 3)  # a full round trip through the worker, under the CSP
-        assert page.evaluate("window.__csp") == []
-        assert page.evaluate("document.body.dataset.pyerror") is None
-        context.close()
-
-
-def test_failed_download_shows_error_and_retry(site, browser):
-    """A wheel that fails to download: the page names it and offers a retry that works."""
-    with serve(site) as url:
-        context = browser.new_context()
-        state = {"fail": True}
-
-        def handler(route):
-            if state["fail"]:
-                route.fulfill(status=404, body="gone")
-            else:
-                route.continue_()
-
-        context.route("**/packages/**/param-*.whl", handler)
-        page, _ = open_page(browser, url + "index.html", context=context)
-        with pytest.raises(PageFailed):
-            wait_ready(page)
-        error = page.evaluate("document.body.dataset.error")
-        assert error is not None
-        assert page.locator("#kv-error").is_visible()
-        assert "param-" in page.locator("#kv-error-files").inner_text()
-        state["fail"] = False
-        page.get_by_role("button", name="Reintentar").click()
-        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=90000)
         context.close()
 
 

@@ -40,22 +40,41 @@ def chi_square_critical(df: int, z: float = 3.09) -> float:
     return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
 
 
+def first_tokens(p, q, n: int, seed: int = 0) -> np.ndarray:
+    """How often each token comes first out of n rounds of one draft: x drawn from q, then the acceptance
+    rule (x kept, else the residual's draw), as Speculative.round(1) does with its generator."""
+    rng, rows, firsts = np.random.default_rng(seed), np.stack([p, p]), np.zeros(len(p))
+    for _ in range(n):
+        x = draw(q, rng)
+        accepted, nxt = verify(rows, q[None], [x], rng)
+        firsts[x if accepted else nxt] += 1
+    return firsts
+
+
+def test_the_acceptance_rule_samples_the_targets_distribution():
+    """On fixed distributions far apart: the first token of a round is distributed as p, the target's,
+    not as q, the draft's; the test can tell those apart."""
+    p = np.array([0.30, 0.20, 0.15, 0.10, 0.08, 0.07, 0.05, 0.03, 0.02, 0.0])
+    q = np.array([0.02, 0.05, 0.03, 0.30, 0.10, 0.05, 0.15, 0.10, 0.10, 0.10])
+    N = 20000
+    stat, df = chi_square(first_tokens(p, q, N), N * p)
+    assert stat < chi_square_critical(max(df, 10))
+    stat_q, df_q = chi_square(np.bincount([draw(q, np.random.default_rng(i)) for i in range(N)], minlength=10), N * p)
+    assert stat_q > 10 * chi_square_critical(max(df_q, 10))  # the draft alone: far off
+    assert first_tokens(p, q, 2000)[9] == 0  # a token the target never picks never comes first
+
+
 def test_sampled_first_token_follows_the_mini_gpts_distribution(gpt, draft):
-    """The first token of a speculative round is distributed as the mini-GPT's next token
-    (top-p 0.9 at temperature 1), not as the draft's; the test can tell those apart."""
+    """The mini-GPT's and the draft's own distributions after the prompt (top-p 0.9 at temperature 1): the
+    rule's first token follows the mini-GPT's; and Speculative.round(1) is that rule, draw for draw."""
     prompt = gpt.tokenizer.encode("La Nela")
     p = probabilities(gpt.forward(prompt)[-1], top_p=0.9)
     q = probabilities(draft.forward(prompt)[-1], top_p=0.9)
     N = 6000
-    firsts = np.zeros(len(p))
-    for seed in range(N):
-        firsts[Speculative(gpt, draft, prompt, seed=seed).round(1)[0]] += 1
-    stat, df = chi_square(firsts, N * p)
+    stat, df = chi_square(first_tokens(p, q, N), N * p)
     assert df >= 10 and stat < chi_square_critical(df)
-    rng = np.random.default_rng(0)
-    drafted = np.bincount([draw(q, rng) for _ in range(N)], minlength=len(p))
-    stat_q, df_q = chi_square(drafted, N * p)
-    assert stat_q > 10 * chi_square_critical(df_q)  # the draft alone: far off
+    for seed in range(12):  # the model's round: the same draws from the same generator
+        assert Speculative(gpt, draft, prompt, seed=seed).round(1)[0] == np.argmax(first_tokens(p, q, 1, seed))
 
 
 def rejected_round(gpt, draft, k=6):

@@ -8,9 +8,13 @@ import io
 
 import pytest
 
-from tests.browser import chromium_missing, open_app, open_card, wait_t
+from tests.browser import chromium_missing, open_card
 
-pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+# The page's words and pixels are the same code under both servers: the static site's page only.
+pytestmark = [
+    pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or ""),
+    pytest.mark.static_only,
+]
 
 
 def pixels(locator):
@@ -51,9 +55,9 @@ def heights_at(img, test, positions, n: int = 64) -> list[int]:
     return [max(extent(px, x, h, test) for x in range(centre(p) - 2, centre(p) + 3)) for p in positions]
 
 
-def test_the_bars_show_each_experiment(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es&t=64", width=360, height=780)
-    wait_t(page, 64)
+def test_the_bars_show_each_experiment(live, app_url):
+    """First on its page: the grey ramp waits for the reader's first switch to no cache."""
+    page = live.place(t=64, width=360, height=780)
     bars = page.locator(".kv-bars").first
     bars.scroll_into_view_if_needed()
     img = pixels(bars)
@@ -103,14 +107,12 @@ def open_everything(page, lang):
     )
 
 
-def test_the_words_are_the_lessons(browser, app_url):
-    page, _ = open_app(browser, app_url, "?lang=es&t=10", width=1100)
-    wait_t(page, 10)
+def test_the_words_are_the_lessons(live, app_url):
+    page = live.place(t=10, width=1100)
     open_everything(page, "es")
     text = page_text(page).lower().replace("la caché en bloques", "")  # the paged cache's blocks: the chapter's
     assert "bloque" not in text and "capa 1" in text  # a layer is a capa, as in the lesson
-    page, _ = open_app(browser, app_url, "?lang=en&t=10", width=1100)
-    wait_t(page, 10)
+    page = live.place(lang="en", t=10, width=1100)
     open_everything(page, "en")
     code = " ".join(box.input_value() for box in page.get_by_role("textbox").all()).lower()
     assert "def attention" in code and "prefill(ids)" in code

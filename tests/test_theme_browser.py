@@ -1,18 +1,15 @@
-"""The dark page in a real browser (app/style): a reader whose system prefers dark gets it, every
-section open and used, axe-core clean (contrast included), every figure through the theme's filter;
-theme= in the URL wins over the system both ways; the static site's preview is dark from the first
-paint; a course page switches it live, without a reload (docs/embedding.md). Both servers.
-The palette's own contrast is checked in tests/test_theme.py."""
+"""The dark page in a real browser (app/style): theme= in the URL wins over the system both ways; the
+static site's preview is dark from the first paint; a course page switches it live, without a reload
+(docs/embedding.md). A reader whose system prefers dark, every section open and used, axe-core clean:
+tests/test_a11y_browser.py. The palette's own contrast is checked in tests/test_theme.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.style import CANVAS_FILTER, DARK, PALETTE
-from tests.axe import violations
-from tests.browser import ROOT, chromium_missing, errors, new_context, open_app, open_page, shot, wait_ready, wait_t
+from tests.browser import ROOT, chromium_missing, errors, new_context, open_page, shot, wait_ready, wait_t
 from tests.hosting import course_page, explorable, tell_theme
-from tests.test_a11y_browser import use_every_section, where
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -33,19 +30,7 @@ def assert_look(page_or_frame, dark: bool) -> None:
     assert filters and set(filters) == {FILTER if dark else "none"}, filters
 
 
-def test_a_dark_system_gets_the_dark_page(browser, app_url):
-    context = new_context(browser, 360, 800, color_scheme="dark")
-    page, _ = open_app(browser, app_url, "?lang=es&t=64&mode=full", context=context)
-    wait_t(page, 64)
-    assert_look(page, dark=True)
-    use_every_section(page, "es")
-    assert_look(page, dark=True)  # the sections' figures too
-    found = violations(page)
-    assert found == [], found
-    shot(page, f"{where(app_url)}-dark-es-360")
-    assert errors(page) == []
-
-
+@pytest.mark.served_with(asked="dark")  # the server reads the URL's theme once: one way there
 @pytest.mark.parametrize("system, asked", [("light", "dark"), ("dark", "light")])
 def test_the_url_wins_over_the_system(browser, app_url, system, asked):
     context = new_context(browser, 1280, 800, color_scheme=system)

@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser import chromium_missing, errors, grid_range, open_app, open_card, shot, wait_grid_end, wait_t
+from tests.browser import chromium_missing, errors, grid_range, open_card, shot, wait_grid_end, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -45,10 +45,10 @@ def in_view(box: dict, height: int) -> bool:
     return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
 
 
+@pytest.mark.static_only
 @pytest.mark.parametrize("width,height,lang", [(360, 740, "es"), (1280, 800, "en")])
-def test_the_step_is_at_hand_beside_the_bars(browser, app_url, width, height, lang):
-    page, _ = open_app(browser, app_url, f"?lang={lang}&t=20", width=width, height=height)
-    wait_t(page, 20)
+def test_the_step_is_at_hand_beside_the_bars(live, app_url, width, height, lang):
+    page = live.place(lang=lang, t=20, width=width, height=height)
     bars = bars_at_the_bottom(page, height)
     step = page.get_by_role("button", name=STEP[lang], exact=True)
     box = step.bounding_box()
@@ -76,10 +76,10 @@ def test_the_step_is_at_hand_beside_the_bars(browser, app_url, width, height, la
     assert errors(page) == []
 
 
+@pytest.mark.served_with(lang="es")
 @pytest.mark.parametrize("width,height,lang", [(360, 740, "es"), (1280, 800, "pt")])
-def test_animar_stops_at_64_and_the_error_moves_nothing(browser, app_url, width, height, lang):
-    page, _ = open_app(browser, app_url, f"?lang={lang}&t=52&speed=20", width=width, height=height)
-    wait_t(page, 52)
+def test_animar_stops_at_64_and_the_error_moves_nothing(live, app_url, width, height, lang):
+    page = live.place(lang=lang, t=52, width=width, height=height)
     bars_at_the_bottom(page, height)
     page.get_by_role("button", name=PLAY[lang], exact=True).click()
     wait_t(page, 64, timeout=30000)
@@ -106,11 +106,10 @@ def test_animar_stops_at_64_and_the_error_moves_nothing(browser, app_url, width,
     assert errors(page) == []
 
 
-def test_a_step_back_and_the_same_token_again(browser, app_url):
+def test_a_step_back_and_the_same_token_again(live, app_url):
     """Paso atrás (and ←) slices the cache; Avanzar then samples the same tokens again, as the
     candidates' ▶ says."""
-    page, _ = open_app(browser, app_url, "?lang=es&t=10", width=390, height=800)
-    wait_t(page, 10)
+    page = live.place(t=10, width=390, height=800)
     words = page.locator(".text .tok").all_inner_texts()
     drawn = page.locator("[data-testid=candidate-drawn] .tok").inner_text()
     assert drawn.replace("·", " ") == words[-1]  # a space drawn as a dot in the table
@@ -148,11 +147,11 @@ SIDEWAYS = """() => {
 }"""
 
 
-def test_a_phone_reader_sees_what_scrolls_and_can_hit_every_answer(browser, app_url):
+@pytest.mark.static_only
+def test_a_phone_reader_sees_what_scrolls_and_can_hit_every_answer(live, app_url):
     """At 320 px: what is wider than the screen scrolls in a box that shows it (and the keyboard
     reaches), code keeps its lines, every answer's target is at least 24 px high."""
-    page, _ = open_app(browser, app_url, "?lang=es&t=12", width=320, height=740)
-    wait_t(page, 12)
+    page = live.place(t=12, width=320, height=740)
     for title in (
         "Los datos en una tabla",
         "Pruébalo: la primera celda de la lección",
@@ -179,13 +178,13 @@ HEIGHTS = """() => { window.__heights = []; const main = document.getElementById
   new ResizeObserver(() => window.__heights.push(main.getBoundingClientRect().height)).observe(main); }"""
 
 
+@pytest.mark.static_only
 @pytest.mark.parametrize("width", [360, 1280])
-def test_a_step_does_not_make_the_page_bounce(browser, app_url, width):
+def test_a_step_does_not_make_the_page_bounce(live, app_url, width):
     """Every height the page takes during six steps (each with its clock measured afterwards): it
     grows with the text and never shrinks to grow back (within 2 px), so a course page's frame and
     the text below it stand still."""
-    page, _ = open_app(browser, app_url, "?lang=es&embed=1&t=10", width=width, height=740)
-    wait_t(page, 10)
+    page = live.place(t=10, width=width, height=740)
     page.evaluate(HEIGHTS)
     step = page.get_by_role("button", name="Avanzar", exact=True)
     for t in range(11, 17):
@@ -206,12 +205,12 @@ def places(page) -> list[float]:
     return [round(note["y"] + note["height"] - grid["y"], 1), round(reads["y"] - grid["y"], 1)]
 
 
+@pytest.mark.static_only
 @pytest.mark.parametrize("width", [360, 1280])
-def test_the_first_step_moves_neither_the_grid_nor_the_attention_map(browser, app_url, width):
+def test_the_first_step_moves_neither_the_grid_nor_the_attention_map(live, app_url, width):
     """The lesson's first click: the prefill's note stays at every position (its words by mode), so the
     grid under it and the attention map under that stay where the reader is looking."""
-    page, _ = open_app(browser, app_url, "?lang=es", width=width, height=740)
-    wait_t(page, 2)
+    page = live.place(width=width, height=740)
     before = places(page)
     page.get_by_role("button", name="Avanzar", exact=True).click()
     wait_t(page, 3)
@@ -222,13 +221,13 @@ def test_the_first_step_moves_neither_the_grid_nor_the_attention_map(browser, ap
     assert errors(page) == []
 
 
+@pytest.mark.static_only
 @pytest.mark.parametrize("width,lang", [(360, "es"), (1280, "en")])
-def test_a_phone_sees_the_newest_positions_of_the_cache_zoomed(browser, app_url, width, lang):
+def test_a_phone_sees_the_newest_positions_of_the_cache_zoomed(live, app_url, width, lang):
     """64 positions in a phone's grid are 3 px each: there the grid shows the newest 16 (at least 12 px
     each), a step moves the window with t, and a strip under it shows the whole window with the part
     shown; a laptop's grid shows all 64 and no strip."""
-    page, _ = open_app(browser, app_url, f"?lang={lang}&t=20", width=width, height=740)
-    wait_t(page, 20)
+    page = live.place(lang=lang, t=20, width=width, height=740)
     strip = page.locator("[data-testid=grid-zoom]")
     if width < 520:
         wait_grid_end(page, 20.5)
