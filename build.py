@@ -47,20 +47,18 @@ Needs: Node.js and npm (Pyodide's npm package, bytecode), pip (wheels), the venv
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import threading
 import time
 from pathlib import Path
 
 from buildsupport.common import CSP, DEFAULT_CACHE, DEFAULT_DIST, LOCK_PATH, BuildError, log
 from buildsupport.derive import derive
-from buildsupport.inputs import Inputs
-from buildsupport.lockfile import load_lock, update_lock
+from buildsupport.inputs import Inputs, wheel_dirs
+from buildsupport.lockfile import check_pins, load_lock, update_lock
 from buildsupport.output import write_dist
 from buildsupport.packages import fetch_packages, unpack_runtime
 from buildsupport.prerender import Prerender
-from buildsupport.serve import make_server, serve_in_thread
+from buildsupport.serve import serve_in_thread, serve_until_stopped
 from buildsupport.site import (
     Site,
     add_app,
@@ -75,28 +73,6 @@ from buildsupport.site import (
 )
 
 __all__ = ["build", "main", "BuildError", "CSP", "DEFAULT_CACHE", "LOCK_PATH", "serve_in_thread"]
-
-
-def wheel_dirs(given) -> list[str]:
-    """Folders to look in for the compiled wheels: those given, then $KV_EXPLORABLE_PYODIDE_WHEELS."""
-    return [*given, *(d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d)]
-
-
-def check_pins(pre: dict, lock: dict) -> dict:
-    """The installed Panel (its JavaScript goes into the page) must be the one the lock records,
-    and the Pyodide it pins the one the lock records."""
-    if pre["pyodide_version"] != lock["pyodide"]["version"]:
-        raise BuildError(
-            f"Panel {pre['panel_version']} pins Pyodide {pre['pyodide_version']} but build.lock.json "
-            f"records Pyodide {lock['pyodide']['version']}: run `python build.py --update-lock`."
-        )
-    for pkg in ("panel", "bokeh"):
-        if not any(f.startswith(f"{pkg}-{pre[pkg + '_version']}-") for f in lock["wheels"]):
-            raise BuildError(
-                f"the installed {pkg} is {pre[pkg + '_version']} but build.lock.json records another "
-                "version; the page's JS must match the wheel: run `python build.py --update-lock`."
-            )
-    return pre
 
 
 def build(out: Path = DEFAULT_DIST, cache: Path = DEFAULT_CACHE, cdn: bool = False, pyodide_wheels=()) -> Path:
@@ -133,30 +109,6 @@ def build(out: Path = DEFAULT_DIST, cache: Path = DEFAULT_CACHE, cdn: bool = Fal
         f"{' [--cdn]' if cdn else ''}"
     )
     return out
-
-
-def serve(args) -> int:
-    """Serve dist/ until Ctrl+C, opening the browser unless --no-open."""
-    try:
-        server = make_server(args.out, args.port, args.csp)
-    except OSError as e:
-        print(f"cannot serve on 127.0.0.1:{args.port} ({e.strerror}); try --port 0 (any free port)", file=sys.stderr)
-        return 1
-    print(
-        f"serving {args.out} at {server.url}  (Ctrl+C to stop){'  with CSP: ' + args.csp if args.csp else ''}",
-        flush=True,
-    )
-    if not args.no_open:
-        import webbrowser
-
-        threading.Timer(0.5, webbrowser.open, [server.url]).start()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
 
 
 def parse_args(argv):
@@ -198,26 +150,13 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
-def dev(args) -> int:
-    """The app under Panel's server, the reader's code sandbox served from local files."""
-    from buildsupport import paneldev
-
-    try:
-        paneldev.serve(
-            args.port if args.port != 8000 else 5006, not args.no_open, args.cache, wheel_dirs(args.pyodide_wheels)
-        )
-    except BuildError as e:
-        print(f"dev server failed: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.command == "dev":
-        return dev(args)
+        from buildsupport import paneldev
+
+        port = args.port if args.port != 8000 else 5006
+        return paneldev.run(port, not args.no_open, args.cache, wheel_dirs(args.pyodide_wheels))
     try:
         if args.update_lock:
             update_lock(args.cache)
@@ -227,7 +166,7 @@ def main(argv=None) -> int:
     except BuildError as e:
         print(f"build failed: {e}", file=sys.stderr)
         return 1
-    return serve(args) if args.command == "serve" else 0
+    return serve_until_stopped(args.out, args.port, args.csp, not args.no_open) if args.command == "serve" else 0
 
 
 if __name__ == "__main__":

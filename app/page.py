@@ -34,8 +34,8 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.a11y = A11y(theme=session.settings.theme, height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         # The page's state (the query a reload and the share link keep) redraws first at every change, so it
-        # reaches the browser before the figure's patches: drawn after them, it came 0.3 s after the
-        # position it records, and a reload or a stopped page in between went back a step.
+        # reaches the browser before the figure's patches: a reload, or a page stopped in between, keeps
+        # the position the reader sees, never the one before.
         self.state = PageState(session, self.a11y)
         self.header, self.notices, self.text = Header(session), Notices(session), TokenText(session)
         self.controls, self.error = Controls(session, self.a11y), ErrorBox(session)
@@ -50,8 +50,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         # is in view, and goes with it (app/style/bar.css). The error of the step past the window shows
         # under the bars, and says so on the bar's line: nothing above the bars moves. The bar comes
         # before the text it writes: the text takes a line more every few steps, and under the buttons it
-        # moves none of them (over them, on a phone's 360 px, it took Avanzar 230 px down the screen over
-        # the window, away from a finger tapping where it was). The preview has the same order
+        # moves none of them, so Avanzar stays under a finger tapping it. The preview has the same order
         # (app/figure/snapshot.py).
         self.figure = pn.Column(
             self.controls,

@@ -15,6 +15,11 @@ from pathlib import Path
 from .common import PYODIDE_CDN, BuildError, log, sha256_bytes, sha256_file, write_atomic
 
 
+def wheel_dirs(given=()) -> list[str]:
+    """Folders to look in for the compiled wheels: those given, then $KV_EXPLORABLE_PYODIDE_WHEELS."""
+    return [*given, *(d for d in os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", "").split(os.pathsep) if d)]
+
+
 def pip_command() -> list[str]:
     """pip to download wheels with: the running interpreter's, else `pip` on PATH, else uv's."""
     try:

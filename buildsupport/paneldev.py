@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
-from .common import DEFAULT_CACHE, part_path
+from .common import DEFAULT_CACHE, BuildError, part_path
 from .inputs import Inputs
 from .lockfile import load_lock
 from .packages import unpack_runtime
@@ -68,3 +69,16 @@ def serve(port: int = 5006, show: bool = True, cache: Path | None = None, pyodid
         threaded=False,
         location=False,
     )  # the app reads the URL once (create_app); no second reading by Panel
+
+
+def run(port: int, show: bool, cache: Path, pyodide_wheels=()) -> int:
+    """`build.py dev`: serve until Ctrl+C; 1, with the reason on stderr, if the sandbox's runtime
+    cannot be had."""
+    try:
+        serve(port, show, cache, pyodide_wheels)
+    except BuildError as e:
+        print(f"dev server failed: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -150,3 +150,25 @@ def serve_in_thread(dist: Path = DEFAULT_DIST, port: int = 0, csp: str | None = 
     server = make_server(dist, port, csp, **kw)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def serve_until_stopped(dist: Path, port: int, csp: str | None, open_browser: bool) -> int:
+    """`build.py serve`: serve dist/ until Ctrl+C, opening the browser unless told not to; 1 if the
+    port cannot be had."""
+    try:
+        server = make_server(dist, port, csp)
+    except OSError as e:
+        print(f"cannot serve on 127.0.0.1:{port} ({e.strerror}); try --port 0 (any free port)", file=sys.stderr)
+        return 1
+    print(f"serving {dist} at {server.url}  (Ctrl+C to stop){'  with CSP: ' + csp if csp else ''}", flush=True)
+    if open_browser:
+        import webbrowser
+
+        threading.Timer(0.5, webbrowser.open, [server.url]).start()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -73,7 +73,7 @@ def test_empty_batch_cache_shapes(gpt):
 
 def test_an_empty_prompt_is_refused_as_in_the_single_path(gpt):
     """No token, no last row: the single path and the batch refuse it with the same words,
-    before anything is computed (the batch used to return logits read from padding)."""
+    before anything is computed (a batch must not return logits read from padding)."""
     with pytest.raises(ValueError, match="^the prompt is empty: a pass needs at least one token"):
         gpt.prefill([])
     _, cache = gpt.prefill([1, 2])

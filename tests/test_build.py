@@ -539,7 +539,7 @@ def test_embed_example(site):
 
 def test_other_checkpoints_ship_apart_with_a_manifest_in_the_app(site):
     """The checkpoints a reader may pick (shared K/V heads, the draft) are files of their own in
-    assets/, listed with their sha256 in the app archive's app/checkpoints.json; not in the archive."""
+    assets/, not in the app archive, which lists them with their sha256 (checkpoints.json, in its app/)."""
     (app_zip,) = (site / "assets").glob("app.*.zip")
     with zipfile.ZipFile(app_zip) as z:
         manifest = json.loads(z.read("app/checkpoints.json"))

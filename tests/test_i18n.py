@@ -1,6 +1,7 @@
 """The catalogs (app/i18n/LANG.po): complete in every language, every key used and every use a key,
-no key built at run time, plurals that work, a parser that reads what gettext's tools write, and a
-fourth language that is one file dropped in."""
+no key built at run time, plurals that work, a parser that reads what gettext's tools write, and
+another language that is one file dropped in. The languages are the catalogs present (app/i18n/ and
+$KV_EXPLORABLE_CATALOGS): no test names the list, so a catalog added passes these tests as they are."""
 
 import ast
 import json
@@ -20,6 +21,7 @@ from app.i18n import (
     DEFAULT_LANG,
     LANGS,
     SHELL_PREFIX,
+    catalog_dirs,
     catalog_keys,
     language_names,
     num,
@@ -30,6 +32,7 @@ from app.i18n import (
 )
 from app.i18n.__main__ import stale, template
 from app.sections.quiz import logic as quiz
+from tests.languages import absent_language
 
 ROOT = Path(__file__).resolve().parents[1]
 I18N = ROOT / "app" / "i18n"
@@ -55,10 +58,13 @@ def texts(lang: str) -> dict[str, str]:
 
 
 def test_languages_are_the_catalog_files():
-    files = sorted(p.stem for p in I18N.glob("*.po"))
-    assert sorted(LANGS) == files and LANGS[0] == DEFAULT_LANG == "es"
-    assert LANGS == ("es", "en", "pt")
-    assert language_names() == {"es": "Español", "en": "English", "pt": "Português"}
+    files = {p.stem for folder in catalog_dirs() for p in Path(folder).glob("*.po")}
+    assert sorted(LANGS) == sorted(files) and LANGS[0] == DEFAULT_LANG == "es"
+    assert list(LANGS[1:]) == sorted(LANGS[1:])  # the default first, the others by code
+    names = language_names()  # each its own, told apart where two catalogs give the same
+    assert list(names) == list(LANGS) and len(set(names.values())) == len(LANGS), names
+    assert all(names[lang].startswith(tr(lang, "language_name")) for lang in LANGS)
+    assert names[DEFAULT_LANG] == "Español"
 
 
 def test_every_string_in_every_language():
@@ -76,7 +82,14 @@ def test_every_string_in_every_language():
 
 
 def test_languages_really_differ():
-    # only formulas and symbols may read the same in both languages
+    # every translation differs from the default language in most of its texts (Spanish and Portuguese
+    # share words, "Animar", "Pausa", but not many sentences)
+    es = texts(DEFAULT_LANG)
+    for lang in LANGS[1:]:
+        other = texts(lang)
+        same = [k for k in es if es[k] == other[k]]
+        assert len(same) < 0.15 * len(es), (lang, same)
+    # between English and the others, only formulas and symbols may read the same
     symbols = {
         "position",
         "memory_formula",
@@ -95,17 +108,22 @@ def test_languages_really_differ():
         "batch_pad",
     }  # "padding": the Portuguese chapter's own word
     for a, b in (("es", "en"), ("en", "pt")):
+        if a not in CATALOGS or b not in CATALOGS:
+            continue
         ta, tb = texts(a), texts(b)
         same = {k for k in ta if ta[k] == tb[k]}
         assert same <= symbols, (a, b, same - symbols)
-    # Spanish and Portuguese share words ("Animar", "Pausa"), but not many sentences
-    es, pt = texts("es"), texts("pt")
-    same = [k for k in es if es[k] == pt[k]]
-    assert len(same) < 0.15 * len(es), same
+
+
+def check_plural_rule(catalog: po.Catalog) -> None:
+    """The header's Plural-Forms, evaluated: every count 0..200 takes one of its nplurals forms (po
+    refuses a form out of range), and each form is taken by some count."""
+    taken = {catalog.plural(n) for n in range(201)}
+    assert taken == set(range(catalog.nplurals)), (catalog.source, catalog.header["Plural-Forms"], taken)
 
 
 def test_catalogs_are_valid_gettext_and_round_trip():
-    for path in sorted(I18N.glob("*.po")) + [I18N / "messages.pot"]:
+    for path in [*CATALOGS.paths.values(), I18N / "messages.pot"]:
         text = path.read_text(encoding="utf-8")
         catalog = po.parse(text, source=path.name)
         assert po.write(catalog) == text, path.name  # parse -> write: the same text
@@ -114,14 +132,14 @@ def test_catalogs_are_valid_gettext_and_round_trip():
         assert h["Content-Transfer-Encoding"] == "8bit" and h["Project-Id-Version"] == "kv-cache-explorable"
         if path.suffix == ".po":
             assert h["Language"] == path.stem
-            assert po.plural_forms(h["Plural-Forms"]) == (2, "(n != 1)"), path.name  # es, en, pt
+            check_plural_rule(catalog)
         else:
             assert h["Language"] == "" and h["Plural-Forms"] == po.TEMPLATE_PLURAL_FORMS
 
 
 @pytest.mark.skipif(not shutil.which("msgfmt"), reason="GNU gettext's msgfmt is not installed")
 def test_gettext_tools_accept_the_catalogs(tmp_path):
-    for path in sorted(I18N.glob("*.po")):
+    for path in CATALOGS.paths.values():
         r = subprocess.run(
             ["msgfmt", "--check-format", "--check-domain", "-o", str(tmp_path / "x.mo"), str(path)],
             capture_output=True,
@@ -282,6 +300,9 @@ def test_plural_rules_of_other_languages():
     )
     assert [polish.plural(n) for n in (1, 2, 4, 5, 12, 22, 25, 112)] == [0, 1, 1, 2, 2, 1, 2, 2]
     assert polish.nplurals == 3
+    check_plural_rule(polish)
+    with pytest.raises(AssertionError):  # a form no count takes
+        check_plural_rule(po.parse('msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=3; plural=(n != 1);\\n"\n'))
     for expr in ("__import__('os').system('true')", "n.__class__", "(n != 1); import os"):
         catalog = po.parse(f'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=2; plural={expr};\\n"\n')
         with pytest.raises(po.POError):
@@ -367,31 +388,40 @@ def test_parser_refuses_broken_catalogs(text):
         po.parse(text)
 
 
-# -- a fourth language: one file dropped in -------------------------------------------------------------
+# -- another language: one file dropped in -------------------------------------------------------------
 
-FOURTH = r"""
-import json
+NEW = absent_language(CATALOGS)  # a language no catalog present has (French if it can be)
+
+ANOTHER = r"""
+import json, sys
 from app.i18n import LANGS, tr, shell_text, language_names
 from app.main import create_view, load_model, settings_for
 from app.figure.controls import AdvancedSettings
-view = create_view("?lang=fr")
+new = sys.argv[1]
+view = create_view("?lang=" + new)
 print(json.dumps({
-    "langs": LANGS, "step": tr("fr", "step"), "play": tr("fr", "play"), "one": tr("fr", "code_more", n=1),
-    "zero": tr("fr", "code_more", n=0), "two": tr("fr", "code_more", n=2), "names": language_names(),
+    "langs": LANGS, "step": tr(new, "step"), "play": tr(new, "play"), "one": tr(new, "code_more", n=1),
+    "zero": tr(new, "code_more", n=0), "two": tr(new, "code_more", n=2), "names": language_names(),
     "setting": view.session.settings.lang, "title": view.header.layout.object,
-    "picker": AdvancedSettings.LANGUAGES, "shell": sorted(shell_text()), "shell_title": shell_text()["fr"]["shell_title"],
+    "picker": AdvancedSettings.LANGUAGES, "shell": sorted(shell_text()), "shell_title": shell_text()[new]["shell_title"],
     "url": settings_for(None, load_model()).url_rules()["params"]["lang"],
 }))
 """
 
 
-def test_a_fourth_language_is_one_file(tmp_path):
-    """es.po copied to fr.po (French's plural rule, a few strings translated, one left empty) in a folder
-    of $KV_EXPLORABLE_CATALOGS: the app has four languages, reads French, falls back to Spanish for
-    what is missing, accepts ?lang=fr, and its shell's texts include French."""
+def with_catalogs(folder: Path) -> dict:
+    """The environment with `folder` added to $KV_EXPLORABLE_CATALOGS (after the folders already there)."""
+    folders = [d for d in os.environ.get("KV_EXPLORABLE_CATALOGS", "").split(os.pathsep) if d]
+    return dict(os.environ, KV_EXPLORABLE_CATALOGS=os.pathsep.join([*folders, str(folder)]))
+
+
+def test_another_language_is_one_file(tmp_path):
+    """es.po copied to NEW.po, in French (French's plural rule, a few strings translated, one left
+    empty), in a folder of $KV_EXPLORABLE_CATALOGS: the app has one language more, reads it, falls back
+    to Spanish for what is missing, accepts ?lang=NEW, and its shell's texts include it."""
     text = (I18N / "es.po").read_text(encoding="utf-8")
     for old, new in (
-        ('"Language: es\\n"', '"Language: fr\\n"'),
+        ('"Language: es\\n"', f'"Language: {NEW}\\n"'),
         ("plural=(n != 1);", "plural=(n > 1);"),
         ('msgstr "Español"', 'msgstr "Français"'),
         ('msgstr "Avanzar"', 'msgstr "Avancer"'),
@@ -406,35 +436,63 @@ def test_a_fourth_language_is_one_file(tmp_path):
     ):
         assert text.count(old) == 1, old
         text = text.replace(old, new)
-    (tmp_path / "fr.po").write_text(text, encoding="utf-8")
-    env = dict(os.environ, KV_EXPLORABLE_CATALOGS=str(tmp_path))
-    r = subprocess.run([sys.executable, "-c", FOURTH], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    (tmp_path / f"{NEW}.po").write_text(text, encoding="utf-8")
+    r = subprocess.run(
+        [sys.executable, "-c", ANOTHER, NEW],
+        cwd=ROOT,
+        env=with_catalogs(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
-    assert out["langs"] == ["es", "en", "fr", "pt"]
+    assert out["langs"] == [DEFAULT_LANG, *sorted([*LANGS[1:], NEW])]
     assert out["step"] == "Avancer" and out["play"] == "Animar"
     assert (out["zero"], out["one"], out["two"]) == (
         "… et 0 ligne de plus.",
         "… et 1 ligne de plus.",
         "… et 2 lignes de plus.",
     )  # French: 0 is singular
-    assert out["names"]["fr"] == "Français" and out["picker"]["Français"] == "fr"
-    assert out["setting"] == "fr" and "Le cache clé-valeur : ce que coûte chaque token" in out["title"]
-    assert out["shell"] == ["en", "es", "fr", "pt"] and out["shell_title"] == "Le cache clé-valeur"
-    assert "fr" in json.dumps(out["url"])
+    assert out["names"][NEW] == "Français" and out["picker"]["Français"] == NEW
+    assert out["setting"] == NEW and "Le cache clé-valeur : ce que coûte chaque token" in out["title"]
+    assert out["shell"] == sorted([*LANGS, NEW]) and out["shell_title"] == "Le cache clé-valeur"
+    assert NEW in json.dumps(out["url"])
+
+
+def test_a_copy_of_en_po_passes_the_checks(tmp_path, request):
+    """docs/design.md's way to add a language, walked: en.po copied as zz.po (its header's Language set)
+    into a folder of $KV_EXPLORABLE_CATALOGS; the app has it, and `python -m app.i18n check` and this
+    file's tests (all but this one) pass with it."""
+    code = absent_language(CATALOGS, preferred=("zz",))
+    text = (I18N / "en.po").read_text(encoding="utf-8")
+    assert text.count('"Language: en\\n"') == 1
+    text = text.replace('"Language: en\\n"', f'"Language: {code}\\n"')
+    (tmp_path / f"{code}.po").write_text(text, encoding="utf-8")
+    run = lambda *args: subprocess.run(  # noqa: E731
+        [sys.executable, *args], cwd=ROOT, env=with_catalogs(tmp_path), capture_output=True, text=True, timeout=600
+    )
+    langs = run("-c", "from app.i18n import LANGS; print(' '.join(LANGS))")
+    assert code in langs.stdout.split(), langs.stdout + langs.stderr
+    check = run("-m", "app.i18n", "check")
+    assert check.returncode == 0, check.stderr
+    tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "--deselect", request.node.nodeid, __file__)
+    assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-5000:] + tests.stderr[-2000:]
 
 
 def test_a_catalog_is_named_by_its_language(tmp_path):
     from app.i18n import Catalogs
 
+    ours = sorted(p.stem for p in I18N.glob("*.po"))
+    code = absent_language(CATALOGS)
     header = 'msgid ""\nmsgstr ""\n"Language: {}\\n"\n'
-    (tmp_path / "fr.po").write_text(header.format("es"), encoding="utf-8")
+    (tmp_path / f"{code}.po").write_text(header.format(DEFAULT_LANG), encoding="utf-8")
     catalogs = Catalogs([I18N, tmp_path])
-    assert list(catalogs) == ["en", "es", "pt", "fr"] and "fr" in catalogs
+    assert list(catalogs) == [*ours, code] and code in catalogs
     with pytest.raises(po.POError, match="Language"):  # its header names another language
-        catalogs["fr"]
-    (tmp_path / "fr.po").write_text(header.format("fr"), encoding="utf-8")
-    assert Catalogs([I18N, tmp_path])["fr"].language == "fr"
+        catalogs[code]
+    (tmp_path / f"{code}.po").write_text(header.format(code), encoding="utf-8")
+    assert Catalogs([I18N, tmp_path])[code].language == code
     (tmp_path / "pt_BR.po").write_text(header.format("pt_BR"), encoding="utf-8")
     with pytest.raises(po.POError, match="xx.po"):
         Catalogs([I18N, tmp_path])

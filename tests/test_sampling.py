@@ -46,7 +46,8 @@ def test_never_samples_outside_the_kept_set():
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("temperature", [1.0, 0.0])
 def test_non_finite_logits_are_refused_not_sampled(bad, temperature):
-    """NaN used to give a distribution of NaNs and token V (512), outside the vocabulary."""
+    """A non-finite logit is refused: sampled, NaN would give a distribution of NaNs and token V (512),
+    outside the vocabulary."""
     z = np.zeros(512)
     z[17] = bad
     with pytest.raises(ValueError, match="non-finite logits: 1 of 512 .*token 17"):

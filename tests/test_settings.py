@@ -2,7 +2,11 @@
 
 import pytest
 
+from app.i18n import LANGS
 from app.state.settings import Settings
+from tests.languages import absent_language
+
+ABSENT = absent_language(LANGS)  # a language the app does not have (no catalog present names it)
 
 
 def parse(query, **kw):
@@ -33,7 +37,7 @@ def test_session_args_from_panel():
 @pytest.mark.parametrize(
     "query,key,why",
     [
-        ("lang=fr", "lang", "why_choice"),
+        (f"lang={ABSENT}", "lang", "why_choice"),
         ("mode=turbo", "mode", "why_choice"),
         ("t=100", "t", "why_range"),
         ("t=1", "t", "why_range"),
@@ -57,7 +61,7 @@ def test_bad_values_are_ignored_with_a_notice(query, key, why):
 
 
 def test_aliases_and_mixed():
-    s = parse("?mode=sin&t=64&lang=xx&speed=20")
+    s = parse(f"?mode=sin&t=64&lang={absent_language(LANGS, preferred=('xx',))}&speed=20")
     assert s.mode == "full" and s.t == 64 and s.speed == 20 and s.lang == "es"
     assert len(s.notices) == 1
 

@@ -104,9 +104,9 @@ def test_the_page_drifts_as_model_quantize_says(fmt):
 
 
 def test_switching_at_40_fills_the_format_in_one_pass():
-    """Another checkpoint and format at 40: the text so far read again into a cache of that format (the
-    page used to quantize a float64 cache after the fact: 0.016 away in int8, 0.36 in int4), and each
-    step's drift is logit_drift's with those 40 tokens as the prompt."""
+    """Another checkpoint and format at 40: the text so far read again into a cache of that format (as a
+    step in that format fills it, not a float64 cache quantized after the fact), and each step's drift is
+    logit_drift's with those 40 tokens as the prompt."""
     from model.gpt import kv_difference
     from model.quantize import QuantizedKVCache, logit_drift
 

@@ -4,18 +4,16 @@ A browser fetches a font, at each size and weight, the first time a text needs i
 its browser process for it, synchronously, on the page's main thread. The first step of the
 preview (app/figure/snapshot.py, static/loader.js) shows texts the first paint does not: the first
 sampled token (upright and bold, where the prompt's are italic), a ▲ and a ▶ that fall back to
-another font, the live region's first words. Measured at a 4x CPU throttle on a 2-core machine,
-that step's layout waited 4-11 ms for those fonts, and 222 ms once, when the browser process was
-busy (docs/performance.md). `samples` writes one element per kind of text the states show, in
-every language (the chain of elements it sits in, by tag and class), with every character it shows
-there that the first state does not; never drawn (hidden, inert, of no size). Laid out with the
-first paint, they delayed it (4x: a median of 0.97 s against 0.61); laid out a group a frame after
-it, they made frames of 30-65 ms. So index.html carries them inert, in a <template>, and the loader
-lays them out after the first paint one text at a time, each in a task of its own that takes its
-turn with the page's others: first what a click on the first paint brings (the next step's, the other
-mode's: a click made at once finds its fonts asked for), then the rest, each in the order the page shows
-them (the live region's first; all of them 1.4-3.0 s after the first paint at 4x, docs/performance.md),
-and a click waits for one of them at most.
+another font, the live region's first words; that step's layout waits for those fonts, the longer
+when the browser process is busy (docs/performance.md). `samples` writes one element per kind of
+text the states show, in every language (the chain of elements it sits in, by tag and class), with
+every character it shows there that the first state does not; never drawn (hidden, inert, of no
+size). Laid out with the first paint they would delay it, and a group at a time they would make long
+frames: so index.html carries them inert, in a <template>, and the loader lays them out after the
+first paint one text at a time, each in a task of its own that takes its turn with the page's others:
+first what a click on the first paint brings (the next step's, the other mode's: a click made at once
+finds its fonts asked for), then the rest, each in the order the page shows them (the live region's
+first), and a click waits for one of them at most.
 """
 
 from __future__ import annotations

@@ -123,8 +123,21 @@ class CacheGrid(Part):
         return (len(self.rows) - 1 - i) * BAND + BAND / 2
 
     def make_figure(self):
+        ys = [self.band_y(i) for i in range(len(self.rows))]
+        self.make_sources(ys)
+        f = position_figure(self.n, self.HEIGHT, y_range=Range1d(-0.2, len(self.rows) * BAND + 0.35))
+        self.add_values(f)
+        self.add_future(f)
+        self.add_cells(f)
+        self.add_marks(f)
+        f.yaxis.ticker = FixedTicker(ticks=ys)
+        self.zoom_on_phones(f)
+        return f
+
+    def make_sources(self, ys: list[float]):
+        """The figure's data: the values (one image per row), the cells (one per row and position), what
+        this step computed (add_marks) and the hatched future (one band per row)."""
         n, rows = self.n, self.rows
-        ys = [self.band_y(i) for i in range(len(rows))]
         # values are shown divided by their row's fixed scale (Explorer.kv_scale); NaN: not computed
         self.images = ColumnDataSource(
             {
@@ -153,7 +166,9 @@ class CacheGrid(Part):
         self.block = ColumnDataSource({"x": [], "y": [], "w": []})  # one outline per row
         self.bracket = ColumnDataSource({"xs": [], "ys": []})  # over the block
         self.future = ColumnDataSource({"x": [n + 1] * len(rows), "y": ys, "w": [0] * len(rows)})
-        f = position_figure(n, self.HEIGHT, y_range=Range1d(-0.2, len(rows) * BAND + 0.35))
+
+    def add_values(self, f):
+        """Every stored number in colour, one image per row."""
         f.add_glyph(
             self.images,
             Image(
@@ -165,8 +180,10 @@ class CacheGrid(Part):
                 color_mapper=LinearColorMapper(palette=CELL_PALETTE, low=-1, high=1, nan_color=(0, 0, 0, 0)),
             ),
         )
-        # not yet computed: one hatched band per row over the future columns (one pattern each, cheap
-        # to draw; a hatch per cell made every redraw ~70 ms slower)
+
+    def add_future(self, f):
+        """Not yet computed: one hatched band per row over the future columns (one pattern per row
+        keeps each redraw cheap; a hatch per cell would be redrawn cell by cell)."""
         f.add_glyph(
             self.future,
             Rect(
@@ -182,17 +199,27 @@ class CacheGrid(Part):
                 hatch_scale=6,
             ),
         )
+
+    def add_cells(self, f):
+        """Each cell's outline (its state's line), with what the hover says of it."""
         r = f.add_glyph(
             self.cells,
             Rect(x="x", y="y", width=0.92, height=FILL, fill_alpha=0.0, line_color="line", line_width="width"),
         )
+        f.add_tools(HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values"))
+
+    def add_marks(self, f):
+        """What this step computed: a block's outline with a bracket over it, or a triangle over a lone
+        column."""
         f.add_glyph(
             self.block, Rect(x="x", y="y", width="w", height=FILL, fill_alpha=0.0, line_color=INK, line_width=OUTLINE)
         )
         f.add_glyph(self.marks, Scatter(x="x", y="y", marker="triangle", size=9, fill_color=INK, line_color=INK))
         f.add_glyph(self.bracket, MultiLine(xs="xs", ys="ys", line_color=INK, line_width=2))
-        f.add_tools(HoverTool(renderers=[r], tooltips="@row · @pos «@tok» · @state<br>@values"))
-        f.yaxis.ticker = FixedTicker(ticks=ys)
+
+    def zoom_on_phones(self, f):
+        """The browser sets the zoomed x range itself (ZOOM_JS) on a resize and on every step."""
+        n = self.n
         zoom = CustomJS(
             args=dict(
                 media=PHONE_MEDIA,
@@ -208,7 +235,6 @@ class CacheGrid(Part):
         )
         f.js_on_change("inner_width", zoom)
         self.future.js_on_change("data", zoom)
-        return f
 
     def relabel(self):
         self.heading.object = f"<h2>{esc(self.tr('grid_title'))}</h2>"

@@ -5,7 +5,7 @@ cache grid, the bars and the numbers before any script has run; the live
 Panel document replaces it when Python is ready. Drawn from the same view the
 app builds (its HTML panes verbatim, its grid and bars redrawn in CSS: one
 column per position, one gradient stop per stored number), it costs the
-browser a few milliseconds where rendering a Bokeh document took 0.6 s of the
+browser a few milliseconds, where rendering a Bokeh document would take the
 CPU that Pyodide's start needs.
 """
 

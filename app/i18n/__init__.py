@@ -141,8 +141,11 @@ def catalog_keys(lang: str = DEFAULT_LANG) -> list[str]:
 
 
 def language_names() -> dict[str, str]:
-    """Each language's own name (the language switch), in LANGS' order."""
-    return {lang: tr(lang, "language_name") for lang in LANGS}
+    """Each language's own name (the language switch), in LANGS' order. The switch is keyed by name, so
+    a name two catalogs share (a copy not yet translated) carries its code after it: "English (zz)"."""
+    names = {lang: tr(lang, "language_name") for lang in LANGS}
+    shared = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {lang: f"{n} ({lang})" if n in shared else n for lang, n in names.items()}
 
 
 def shell_text() -> dict[str, dict[str, str]]:

@@ -1,7 +1,8 @@
 """The catalogs' commands (run from the repository's root):
 
     python -m app.i18n pot       # write app/i18n/messages.pot from es.po (after adding or removing keys)
-    python -m app.i18n format    # write every catalog back in the canonical form (after an editor saved it)
+    python -m app.i18n format    # write every catalog (here and in $KV_EXPLORABLE_CATALOGS) back in the
+                                 #   canonical form, after an editor saved it
     python -m app.i18n check     # exit 1 if messages.pot is out of date or a catalog is not canonical
     python -m app.i18n set FILE  # add or change keys in every catalog from a JSON file, then `pot`:
                                  #   {"key": {"es": "...", "en": "...", "pt": "...",
@@ -9,9 +10,10 @@
                                  #    "plural_key": {"es": ["{n} línea", "{n} líneas"], ...},
                                  #    "old_key": null}                      (null removes a key)
 
-A new language: copy es.po (or en.po) to xx.po, set its header's Language and Plural-Forms, translate
-every msgstr; or `msginit -i app/i18n/messages.pot -l xx -o app/i18n/xx.po`. After keys change:
-`msgmerge -U app/i18n/xx.po app/i18n/messages.pot`. Then `pytest tests/test_i18n.py`.
+A new language, LANG: copy es.po (or en.po) to LANG.po, set its header's Language and Plural-Forms,
+translate every msgstr; or `msginit -i app/i18n/messages.pot -l LANG --no-translator -o
+app/i18n/LANG.po`, translate, then `format`. After keys change: `msgmerge -U app/i18n/LANG.po
+app/i18n/messages.pot`. Then `pytest tests/test_i18n.py`.
 """
 
 from __future__ import annotations
@@ -52,16 +54,18 @@ def template() -> po.Catalog:
 
 
 def catalog_files() -> dict:
-    return {HERE / f"{lang}.po": catalog for lang, catalog in CATALOGS.items()}
+    """Every catalog by its file: this folder's and those of $KV_EXPLORABLE_CATALOGS."""
+    return {CATALOGS.paths[lang]: catalog for lang, catalog in CATALOGS.items()}
 
 
 def stale() -> list[str]:
-    """The files whose text is not what `pot` and `format` would write."""
-    want = {
-        POT: po.write(template()),
-        **{path: po.write(c) for path, c in catalog_files().items() if path.parent == HERE},
-    }
-    return [path.name for path, text in want.items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    """The files whose text is not what `pot` and `format` would write (every catalog present)."""
+    want = {POT: po.write(template()), **{path: po.write(c) for path, c in catalog_files().items()}}
+    return [
+        path.name if path.parent == HERE else str(path)
+        for path, text in want.items()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text
+    ]
 
 
 def set_texts(changes: dict) -> None:
@@ -100,8 +104,7 @@ def main(argv: list[str]) -> int:
         POT.write_text(po.write(template()), encoding="utf-8")
     elif command == "format":
         for path, catalog in catalog_files().items():
-            if path.parent == HERE:
-                path.write_text(po.write(catalog), encoding="utf-8")
+            path.write_text(po.write(catalog), encoding="utf-8")
     elif command == "set" and len(argv) == 2:
         import json
         from pathlib import Path

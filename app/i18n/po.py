@@ -157,76 +157,9 @@ def unquote(s: str, line: int, source: str) -> str:
 
 def parse(text: str, source: str = "") -> Catalog:
     """A catalog from the text of a .po or .pot file (`source`: its name, for errors)."""
-    entries: list[tuple[list[str], dict, int]] = []
-    comments: list[str] = []
-    fields: dict = {}
-    last = None  # the field a continuation line extends
-    start = 0
-
-    def close():
-        nonlocal fields, comments, last
-        if fields:
-            entries.append((comments, fields, start))
-        elif comments:
-            entries.append((comments, None, start))  # trailing comments: kept with no message
-        fields, comments, last = {}, [], None
-
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            if fields:
-                close()
-            continue
-        if line.startswith("#~"):
-            continue  # obsolete entry
-        if line.startswith("#"):
-            if fields:
-                close()
-            if not comments:
-                start = no
-            comments.append(raw.rstrip())
-            continue
-        if line.startswith('"'):
-            if last is None:
-                raise POError("a string continues nothing", no, source)
-            fields[last] += unquote(line, no, source)
-            continue
-        m = KEYWORD.match(line)
-        if not m:
-            raise POError(f"cannot read {line[:60]!r}", no, source)
-        keyword, index, rest = m.groups()
-        if keyword in ("msgctxt", "msgid") and any(k.startswith("msgstr") for k in fields):
-            close()  # a new entry with no blank line before it
-        if not fields and not comments:
-            start = no
-        name = f"msgstr[{index}]" if index is not None else keyword
-        if name in fields:
-            raise POError(f"{name} given twice", no, source)
-        fields[name] = unquote(rest, no, source)
-        last = name
-    close()
-
     header, header_comments, messages = {}, [], {}
-    for i, (cmts, flds, line) in enumerate(entries):
-        if flds is None:
-            raise POError("comments that belong to no message", line, source)
-        if "msgid" not in flds:
-            raise POError("an entry without msgid", line, source)
-        plural = flds.get("msgid_plural")
-        forms = sorted(k for k in flds if k.startswith("msgstr["))
-        if plural is None:
-            if forms or "msgstr" not in flds:
-                raise POError(f"{flds['msgid']!r}: a message without msgid_plural takes one msgstr", line, source)
-            msgstr = [flds["msgstr"]]
-        else:
-            if "msgstr" in flds or not forms:
-                raise POError(
-                    f"{flds['msgid']!r}: a message with msgid_plural takes msgstr[0], msgstr[1]...", line, source
-                )
-            numbers = sorted(int(k[7:-1]) for k in forms)
-            if numbers != list(range(len(numbers))):
-                raise POError(f"{flds['msgid']!r}: plural forms {numbers} are not 0..{len(numbers) - 1}", line, source)
-            msgstr = [flds[f"msgstr[{k}]"] for k in range(len(numbers))]
+    for i, (cmts, flds, line) in enumerate(EntryReader(source).read(text)):
+        msgstr = entry_msgstr(flds, line, source)
         if flds["msgid"] == "" and flds.get("msgctxt") is None:
             if i != 0 or messages:
                 raise POError('the header (msgid "") must come first', line, source)
@@ -235,13 +168,105 @@ def parse(text: str, source: str = "") -> Catalog:
             continue
         if flds["msgid"] in messages:
             raise POError(f"{flds['msgid']!r} is defined twice", line, source)
-        messages[flds["msgid"]] = Message(flds["msgid"], msgstr, plural, flds.get("msgctxt"), cmts)
+        messages[flds["msgid"]] = Message(flds["msgid"], msgstr, flds.get("msgid_plural"), flds.get("msgctxt"), cmts)
     catalog = Catalog(header, messages, header_comments, source)
-    nplurals = catalog.nplurals  # checks Plural-Forms
-    for m in messages.values():
-        if m.msgid_plural is not None and len(m.msgstr) != nplurals:
-            raise POError(f"{m.msgid!r} has {len(m.msgstr)} plural forms; Plural-Forms says {nplurals}", source=source)
+    check_plural_counts(catalog)
     return catalog
+
+
+class EntryReader:
+    """A catalog's text as entries, in order: (comment lines, fields by keyword, first line). An entry
+    ends at a blank line, a comment after its fields, or a new msgctxt/msgid after its msgstr; comments
+    after the last message make an entry whose fields are None."""
+
+    def __init__(self, source: str = ""):
+        self.source = source
+        self.entries: list[tuple[list[str], dict | None, int]] = []
+        self.comments: list[str] = []
+        self.fields: dict[str, str] = {}
+        self.last: str | None = None  # the field a continuation line extends
+        self.start = 0
+
+    def read(self, text: str) -> list[tuple[list[str], dict | None, int]]:
+        for no, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line:
+                if self.fields:
+                    self.close()
+            elif line.startswith("#~"):
+                continue  # obsolete entry
+            elif line.startswith("#"):
+                self.comment(no, raw)
+            elif line.startswith('"'):
+                self.continuation(no, line)
+            else:
+                self.keyword(no, line)
+        self.close()
+        return self.entries
+
+    def close(self):
+        if self.fields:
+            self.entries.append((self.comments, self.fields, self.start))
+        elif self.comments:
+            self.entries.append((self.comments, None, self.start))
+        self.fields, self.comments, self.last = {}, [], None
+
+    def comment(self, no: int, raw: str):
+        if self.fields:
+            self.close()
+        if not self.comments:
+            self.start = no
+        self.comments.append(raw.rstrip())
+
+    def continuation(self, no: int, line: str):
+        if self.last is None:
+            raise POError("a string continues nothing", no, self.source)
+        self.fields[self.last] += unquote(line, no, self.source)
+
+    def keyword(self, no: int, line: str):
+        m = KEYWORD.match(line)
+        if not m:
+            raise POError(f"cannot read {line[:60]!r}", no, self.source)
+        keyword, index, rest = m.groups()
+        if keyword in ("msgctxt", "msgid") and any(k.startswith("msgstr") for k in self.fields):
+            self.close()  # a new entry with no blank line before it
+        if not self.fields and not self.comments:
+            self.start = no
+        name = f"msgstr[{index}]" if index is not None else keyword
+        if name in self.fields:
+            raise POError(f"{name} given twice", no, self.source)
+        self.fields[name] = unquote(rest, no, self.source)
+        self.last = name
+
+
+def entry_msgstr(flds: dict | None, line: int, source: str) -> list[str]:
+    """An entry's msgstr: one string, or one per plural form (msgstr[0], msgstr[1]... with none
+    missing) when it has a msgid_plural."""
+    if flds is None:
+        raise POError("comments that belong to no message", line, source)
+    if "msgid" not in flds:
+        raise POError("an entry without msgid", line, source)
+    forms = sorted(k for k in flds if k.startswith("msgstr["))
+    if "msgid_plural" not in flds:
+        if forms or "msgstr" not in flds:
+            raise POError(f"{flds['msgid']!r}: a message without msgid_plural takes one msgstr", line, source)
+        return [flds["msgstr"]]
+    if "msgstr" in flds or not forms:
+        raise POError(f"{flds['msgid']!r}: a message with msgid_plural takes msgstr[0], msgstr[1]...", line, source)
+    numbers = sorted(int(k[7:-1]) for k in forms)
+    if numbers != list(range(len(numbers))):
+        raise POError(f"{flds['msgid']!r}: plural forms {numbers} are not 0..{len(numbers) - 1}", line, source)
+    return [flds[f"msgstr[{k}]"] for k in range(len(numbers))]
+
+
+def check_plural_counts(catalog: Catalog) -> None:
+    """Plural-Forms is valid, and every plural message has as many forms as it says."""
+    nplurals = catalog.nplurals
+    for m in catalog.messages.values():
+        if m.msgid_plural is not None and len(m.msgstr) != nplurals:
+            raise POError(
+                f"{m.msgid!r} has {len(m.msgstr)} plural forms; Plural-Forms says {nplurals}", source=catalog.source
+            )
 
 
 def parse_header(text: str, line: int = 0, source: str = "") -> dict[str, str]:

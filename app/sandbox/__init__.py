@@ -242,7 +242,7 @@ class CodeSandbox(ReactiveHTML):
         return any(q[1] == run for q in self._queue)
 
     def submit(self, payload: dict, on_answer, limit_s: float = LIMIT_S, key: str = "", on_start=None) -> int:
-        """Run `payload` (for app/sandbox/runner.run_json) in the sandbox; on_answer(Answer, run number)
+        """Run `payload` (for app.sandbox.runner.run_json) in the sandbox; on_answer(Answer, run number)
         when it ends. While another run is in flight it waits in line (`queued`), replacing the request
         of the same `key` that was waiting; on_start(run number) when it leaves the line. Returns the
         run's number."""

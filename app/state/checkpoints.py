@@ -2,8 +2,8 @@
 
 The lesson's checkpoint ships with the app; these do not (the page starts without them). Under
 `panel serve` they are files beside the model. On the static site the build ships each as its own
-hashed file and writes their manifest into the app archive (app/checkpoints.json: name -> file ->
-url, sha256); the first time a reader picks one, the worker fetches it (a synchronous request:
+hashed file and writes their manifest into the app archive (checkpoints.json in its app/: name ->
+file -> url, sha256); the first time a reader picks one, the worker fetches it (a synchronous request:
 the app's interpreter runs in a worker), checks its sha256 and writes it where the model looks.
 """
 
@@ -18,7 +18,7 @@ from model import MiniGPT
 from model.checkpoint import CHECKPOINTS_DIR, VARIANTS, load_metrics
 
 HERE = Path(__file__).resolve().parent
-MANIFEST = HERE.parent / "checkpoints.json"  # app/checkpoints.json, written by the build
+MANIFEST = HERE.parent / "checkpoints.json"  # in the app archive's app/, written by the build
 _loaded: dict[str, MiniGPT] = {}
 
 

@@ -206,8 +206,8 @@ def position_figure(n_ctx: int, height: int, y_range=None, grid: str = "", **kw)
     """A plot over positions 1..n_ctx, with the page's plain look (no toolbar, no outline, no title),
     an axis below and one on the left, and the grid lines `grid` names ("x", "y", "xy").
 
-    Made of Bokeh's models, not bokeh.plotting's figure(): importing bokeh.plotting cost the page's
-    start-up about 0.2 s in Pyodide, and figure() adds a title and a second, faded copy of every
+    Made of Bokeh's models, not bokeh.plotting's figure(): importing bokeh.plotting would add to the
+    page's start-up in Pyodide, and figure() adds a title and a second, faded copy of every
     glyph that the page never shows. Glyphs go in with plot.add_glyph(source, glyph)."""
     f = Plot(
         height=height,

@@ -24,7 +24,7 @@ SLOT_STYLE = {
     1: (PALETTE["mid"], PALETTE["faint"]),
     2: (GREEN, PALETTE["cache-deep"]),
     3: (HIGHLIGHT, INK),
-}  # app/batching.py's SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST
+}  # by logic.py's SLOT_PAD, SLOT_PROMPT, SLOT_SAMPLED, SLOT_NEWEST
 POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "triangle", "dotdash"))
 
 

@@ -50,7 +50,7 @@ class ContextSection(Section):
         "7b-gqa": "ctx_preset_7b_gqa",
         "13b": "ctx_preset_13b",
         "70b": "ctx_preset_70b",
-    }  # app/calculator.py
+    }  # by the presets' names (logic.py, presets())
 
     def build(self):
         ex = self.ex

@@ -230,33 +230,46 @@ class ContinuousSection(MeasuringSection):
         return {"done": lab.done, "total": lab.total, "n": lab.total}
 
     def render(self):
-        lab, tr, lang = self.lab, self.tr, self.lang
+        tr = self.tr
         self.chapter_head.object = (
             f"<h3>{esc(tr('cb_chapter_title'))}</h3><p data-testid='continuous-chapter-how'>{esc(self.chapter_how)}</p>"
         )
-        if lab is None:
+        if self.lab is None:
             return
-        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
-        rows = [[str(r["B"]), ms(r["median_s"]), f"{ms(r['low_s'])}–{ms(r['high_s'])}"] for r in lab.rows()]
-        label = tr("cb_costs_title")
-        self.costs_table.object = f"<h4>{esc(label)}</h4>" + lab_table(
-            tr, label, ["cb_B", "cb_ms_step", "cb_range"], rows, "continuous-costs"
-        )
-        costs = lab.costs
+        self.render_costs()
+        costs = self.lab.costs
         if costs is None:
             for pane in (self.window_table, self.window_explain, self.chapter_table, self.chapter_explain):
                 pane.object = ""
             return
-        from .logic import SLOTS, chapter_rows, window_rows, window_sentence_keys
+        from .logic import SLOTS, chapter_rows, window_rows
 
         w, c = window_rows(self.served, costs), chapter_rows(costs[8])
         label = tr("cb_window_table", n=len(self.served.requests), slots=SLOTS)
         self.window_table.object = self.policy_table(label, w, "continuous-window-table")
         label = tr("cb_chapter_table", n=c["workload"]["n"], slots=c["workload"]["slots"])
         self.chapter_table.object = self.policy_table(label, c, "continuous-chapter-table")
+        self.window_explain.object = self.window_explanation(w, costs)
+        self.chapter_explain.object = self.chapter_explanation(c, costs)
+
+    def render_costs(self):
+        """The step's cost at each batch size, as measured here."""
+        tr, lang = self.tr, self.lang
+        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
+        rows = [[str(r["B"]), ms(r["median_s"]), f"{ms(r['low_s'])}–{ms(r['high_s'])}"] for r in self.lab.rows()]
+        label = tr("cb_costs_title")
+        self.costs_table.object = f"<h4>{esc(label)}</h4>" + lab_table(
+            tr, label, ["cb_B", "cb_ms_step", "cb_range"], rows, "continuous-costs"
+        )
+
+    def window_explanation(self, w: dict, costs: dict) -> str:
+        """What the 16 requests' two schedules come to at the costs measured here."""
+        from .logic import window_sentence_keys
+
+        tr, lang = self.tr, self.lang
+        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
         ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
-        wr, cr = w["ratios"], c["ratios"]
-        keys = window_sentence_keys(wr)
+        wr = w["ratios"]
         values = {
             "c1": ms(costs[1]),
             "c4": ms(costs[4]),
@@ -271,12 +284,19 @@ class ContinuousSection(MeasuringSection):
             "ms": ms(w["static"]["median_s"]),
             "mc": ms(w["continuous"]["median_s"]),
         }
-        self.window_explain.object = (
+        return (
             f"<p class='explain' data-testid='continuous-window-explain' "
             f"data-throughput='{wr['throughput']!r}' data-latency='{wr['mean']!r}'>"
-            + " ".join(esc(tr(k, **values)) for k in ("cb_window_measured", *keys))
+            + " ".join(esc(tr(k, **values)) for k in ("cb_window_measured", *window_sentence_keys(wr)))
             + "</p>"
         )
+
+    def chapter_explanation(self, c: dict, costs: dict) -> str:
+        """What the chapter's simulated workload comes to at the cost measured here."""
+        tr, lang = self.tr, self.lang
+        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
+        ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
+        cr = c["ratios"]
         cv = {
             "c8": ms(costs[8]),
             "x": ratio(cr["throughput"]),
@@ -290,7 +310,7 @@ class ContinuousSection(MeasuringSection):
             "seed": c["workload"]["seed"],
             "n": c["workload"]["n"],
         }
-        self.chapter_explain.object = (
+        return (
             f"<p class='explain' data-testid='continuous-chapter-explain' "
             f"data-throughput='{cr['throughput']!r}' data-latency='{cr['mean']!r}'>"
             f"{esc(tr('cb_chapter_read', **cv))} {esc(tr('cb_chapter_seed', **cv))}</p>"

@@ -79,7 +79,7 @@ def template(lang: str, d_head: int) -> str:
 
 
 def payload(code: str, q, K, V) -> dict:
-    """The sandbox's request (app/sandbox_runner.run_json): the code, the functions it may
+    """The sandbox's request (app.sandbox.runner.run_json): the code, the functions it may
     define, and copies of the numbers."""
     return {"code": code, "entry": list(NAMES), "args": [encode_array(q), encode_array(K), encode_array(V)]}
 

@@ -23,7 +23,7 @@ CHALLENGE_PROBLEM = {
     "not_numbers": "challenge_not_numbers",
     "too_big": "challenge_too_big",
     "wrong_shape": "challenge_wrong_shape",
-}  # app/challenge.py
+}  # by Verdict.problem (challenge.py)
 
 
 class QuizSection(Section):

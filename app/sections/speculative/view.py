@@ -60,6 +60,24 @@ class SpeculativeSection(SteppedSection):
         from .logic import SpecChoice
 
         self.choice = SpecChoice()
+        self.make_choices()
+        self.intro, self.phase, self.text, self.marks_legend = (self.pane() for _ in range(4))
+        self.checks, self.counts, self.same, self.error = (self.pane() for _ in range(4))
+        self.grid_head, self.grid_legend = self.pane(), self.pane()
+        self.rows = self.grid_rows()
+        self.make_grid()
+        controls = self.measure_controls()
+        self.lab_intro, self.status, self.table, self.explain = (self.pane() for _ in range(4))
+        self.plot_fig, self.series = self.lab_figure()
+        self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
+        self.choice.param.watch(lambda e: self.set_k(e.new), "k")
+        self.greedy.param.watch(lambda _e: (self.label_lab_intro(), self.reset()), "value")
+        self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
+        self.card.objects = self.card_contents(controls)
+        self.reset()
+
+    def make_choices(self):
+        """What the reader sets: k, sampled or greedy, and the rounds' Step / Animate / Reset row."""
         self.k = RangeInput.linked(self.choice.param.k, width=220)
         self.greedy = pn.widgets.RadioBoxGroup(
             options={"": False, " ": True},
@@ -70,14 +88,11 @@ class SpeculativeSection(SteppedSection):
             max_width=420,
         )
         self.stepper = Stepper(self.step, self.reset, self.view.controls.period)
-        self.intro, self.phase, self.text, self.marks_legend = (self.pane() for _ in range(4))
-        self.checks, self.counts, self.same, self.error = (self.pane() for _ in range(4))
-        self.grid_head, self.grid_legend = self.pane(), self.pane()
-        self.rows = self.grid_rows()
-        self.grid, self.cells, self.cut = cell_figure(
-            self.n, 40 + 24 * len(self.rows), Range1d(len(self.rows) + 0.5, 0.5), "x"
-        )
-        n_rows = len(self.rows)  # the window: one empty band per row, drawn once
+
+    def make_grid(self):
+        """The small grid of both models' caches, over one empty band per row drawn once (the window)."""
+        n_rows = len(self.rows)
+        self.grid, self.cells, self.cut = cell_figure(self.n, 40 + 24 * n_rows, Range1d(n_rows + 0.5, 0.5), "x")
         band = ColumnDataSource({"x": [(self.n + 1) / 2] * n_rows, "y": list(range(1, n_rows + 1))})
         self.grid.add_glyph(
             band,
@@ -86,15 +101,11 @@ class SpeculativeSection(SteppedSection):
             ),
             level="underlay",
         )
-        self.grid.yaxis.ticker.ticks = list(range(1, len(self.rows) + 1))
-        controls = self.measure_controls()
-        self.lab_intro, self.status, self.table, self.explain = (self.pane() for _ in range(4))
-        self.plot_fig, self.series = self.lab_figure()
-        self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
-        self.choice.param.watch(lambda e: self.set_k(e.new), "k")
-        self.greedy.param.watch(lambda _e: (self.label_lab_intro(), self.reset()), "value")
-        self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
-        self.card.objects = [
+        self.grid.yaxis.ticker.ticks = list(range(1, n_rows + 1))
+
+    def card_contents(self, controls) -> list:
+        """The card's contents, top to bottom: the rounds, the grid, then the lab."""
+        return [
             self.intro,
             pn.FlexBox(
                 self.k,
@@ -121,7 +132,6 @@ class SpeculativeSection(SteppedSection):
             self.plot,
             self.explain,
         ]
-        self.reset()
 
     def grid_rows(self) -> list[tuple[str, int, str]]:
         """(model, layer, 'K' | 'V') for every row of the small grid: the mini-GPT's, then the draft's."""
@@ -347,10 +357,9 @@ class SpeculativeSection(SteppedSection):
         )
 
     def render(self):
-        lab, tr, lang = self.lab, self.tr, self.lang
+        lab, tr = self.lab, self.tr
         if lab is None:
             return
-        x2 = lambda x: num(x, lang, 2)  # noqa: E731
         rows = lab.rows
         self.table.object = lab_table(
             tr,
@@ -365,29 +374,36 @@ class SpeculativeSection(SteppedSection):
                 "spec_by_clock",
                 "spec_count_short",
             ],
-            [
-                [
-                    str(r["k"]),
-                    num(r["alpha"] * 100, lang) + tr("percent"),
-                    f"{x2(r['per_pass'])} ({x2(r['expected'])})",
-                    clock.ratio_text(r["check_x"], lang) + "×",
-                    f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",
-                    f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>"
-                    + (
-                        f" <span class='slower'>{esc(tr('spec_takes', x=x2(1 / r['speedup'])))}</span>"
-                        if r["speedup"] < 1
-                        else ""
-                    ),
-                    x2(r["by_clock"]) + "×",
-                    x2(r["count"]) + "×",
-                ]
-                for r in rows
-            ],
+            [self.lab_row(r) for r in rows],
             "speculative-table",
         )
         for key, (src, _item) in self.series.items():
             src.data = {"x": [r["k"] for r in rows], "y": [r[key] for r in rows]}
         self.plot.visible = self.plot_fig.visible = bool(rows)
+        self.explain.object = self.lab_explanation()
+
+    def lab_row(self, r: dict) -> list[str]:
+        """One k's row of the lab's table, as HTML cells."""
+        tr, lang = self.tr, self.lang
+        x2 = lambda x: num(x, lang, 2)  # noqa: E731
+        slower = (
+            f" <span class='slower'>{esc(tr('spec_takes', x=x2(1 / r['speedup'])))}</span>" if r["speedup"] < 1 else ""
+        )
+        return [
+            str(r["k"]),
+            num(r["alpha"] * 100, lang) + tr("percent"),
+            f"{x2(r['per_pass'])} ({x2(r['expected'])})",
+            clock.ratio_text(r["check_x"], lang) + "×",
+            f"{clock.ms_text(r['spec_s'], lang)} / {clock.ms_text(r['plain_s'], lang)}",
+            f"<b>{x2(r['speedup'])}×</b> <span class='spread'>({x2(r['low'])}–{x2(r['high'])})</span>" + slower,
+            x2(r["by_clock"]) + "×",
+            x2(r["count"]) + "×",
+        ]
+
+    def lab_explanation(self) -> str:
+        """Under the lab: the check's cost c as measured, then what the measurements say (once read)."""
+        lab, tr, lang = self.lab, self.tr, self.lang
+        x2 = lambda x: num(x, lang, 2)  # noqa: E731
         c = lab.results.get("c")
         head = (
             ""
@@ -398,11 +414,10 @@ class SpeculativeSection(SteppedSection):
         )
         reading = lab.summary
         if reading is None:
-            self.explain.object = head
-            return
+            return head
         from .logic import spec_sentences
 
-        self.explain.object = head + (
+        return head + (
             "<p class='explain' data-testid='speculative-explain'>"
             + " ".join(esc(tr(key, **values)) for key, values in spec_sentences(reading, lang))
             + "</p>"
