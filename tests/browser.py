@@ -510,6 +510,17 @@ def overflow(page_or_frame) -> dict:
     return page_or_frame.evaluate((ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8"))
 
 
+def measure(page, status: str, button: str, timeout_ms: int = 180000):
+    """Press a measuring section's `button` and wait until its `status` line says its next run is done
+    (a status carries data-run, the section's count of runs: a page may have measured before)."""
+    old = page.locator(f"[data-testid={status}]")
+    before = int(old.first.get_attribute("data-run") or 0) if old.count() else 0
+    page.get_by_role("button", name=button, exact=True).click()
+    done = page.locator(f"[data-testid={status}][data-run='{before + 1}'][data-state=done]")
+    done.wait_for(timeout=timeout_ms)
+    return done
+
+
 def run_and_wait(page, testid: str, button: str, timeout_ms: int = 60000):
     """Press `button` and wait for the answer of the run it starts (results carry data-run, a number
     that grows with every run of the page's code sandbox); returns the answer's locator."""
@@ -599,6 +610,7 @@ class LivePage:
         if self.context is not None:
             self.context.close()
         self.context = new_context(self.browser, **self.context_kw)
+        self.context.kept = True  # not the test's to close (tests/conftest.py close_what_the_test_opened)
         if self.init:
             self.context.add_init_script(self.init)
         page, requests = open_app(self.browser, self.url, self.query, context=self.context)

@@ -39,7 +39,7 @@ def gpt():
     return MiniGPT.load()
 
 
-BROWSER_FIXTURES = {"browser", "app_url", "live", "served_url"}
+BROWSER_FIXTURES = {"browser", "app_url", "live", "sections_page", "served_url"}
 BUILD_FIXTURES = {"site", "cdn", "site_url", "warm_cache", "wheel", "static_url"}
 
 
@@ -103,7 +103,7 @@ def close_what_the_test_opened(request):
     before = set(browser.contexts)
     yield
     for context in browser.contexts:
-        if context not in before:
+        if context not in before and not getattr(context, "kept", False):  # a LivePage's stays open
             context.close()
 
 
@@ -135,6 +135,19 @@ def app_url(request):
 def live(browser, app_url):
     """One booted page of the explorable on this server for the module's tests (tests/browser.py
     LivePage: each test starts with `live.place(...)`)."""
+    from tests.browser import LivePage
+
+    page = LivePage(browser, app_url)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="session")
+def sections_page(browser, app_url):
+    """One booted page of the explorable on this server for the whole run, shared by the tests of the
+    sections below the figure (the chapter's and the reader's code): each opens its own section, which
+    keeps its state, and starts with `sections_page.place(...)`. Whether a section's code arrives only
+    when it opens is tested on a page of its own (tests/test_site_e2e.py)."""
     from tests.browser import LivePage
 
     page = LivePage(browser, app_url)

@@ -20,6 +20,7 @@ from tests.browser import (
     current_t,
     errors,
     foreign,
+    measure,
     open_all_sections,
     open_app,
     open_card,
@@ -205,8 +206,7 @@ def test_sections_below_the_figure(live, app_url):
     page = live.place(t=64, width=1100)
     # 1. your milliseconds
     open_card(page, "Tus milisegundos: la tabla de la lección, medida en tu navegador")
-    page.get_by_role("button", name="Medir en mi navegador").click()
-    page.locator("[data-testid=timing-status][data-run='1'][data-state=done]").wait_for(timeout=60000)
+    measure(page, "timing-status", "Medir en mi navegador")
     table = page.locator("[data-testid=timing-table]").inner_text()
     for t in ("8", "16", "32", "48", "64"):
         assert re.search(rf"(^|\n){t}\t", table), table
@@ -241,7 +241,8 @@ def test_sections_below_the_figure(live, app_url):
     assert "Igual que el modelo" in run_and_wait(page, "challenge-result", "Comprobar").inner_text()
     # 4. how much context fits
     open_card(page, "¿Cuánto contexto cabe? La memoria de la caché en modelos reales")
-    page.locator("[data-testid=ctx-tokens]", has_text="19\u202f377").wait_for()  # the lesson's 7B first
+    page.get_by_role("combobox", name="Modelo de partida").select_option(index=0)  # the lesson's 7B first
+    page.locator("[data-testid=ctx-tokens]", has_text="19\u202f377").wait_for()
     page.get_by_role("combobox", name="Modelo de partida").select_option(
         label="El mini-GPT de la lección (L 2, d 64, float64)"
     )

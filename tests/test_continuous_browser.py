@@ -14,7 +14,7 @@ import pytest
 from app.sections.continuous.logic import chapter_rows
 from app.state import clock
 from tests.axe import violations
-from tests.browser import chromium_missing, errors, foreign, open_card, shot, text_of
+from tests.browser import chromium_missing, errors, foreign, measure, open_card, shot, text_of
 from tests.test_a11y_browser import assert_fits
 from tests.test_beyond_browser import page_modules, static
 
@@ -46,11 +46,9 @@ def table_rows(page, testid: str) -> list[list[str]]:
     ]
 
 
-def test_continuous_batching_in_the_browser(live, app_url):
-    page = live.place()
+def test_continuous_batching_in_the_browser(sections_page, app_url):
+    page = sections_page.place()
     requests = page.requests
-    if static(app_url):
-        assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     canvases = page.evaluate(CANVASES)
     page.get_by_role("button", name=TITLE["es"], exact=True).click()  # built on opening: it serves 16 requests
     same = page.locator("[data-testid=continuous-same]")
@@ -66,8 +64,7 @@ def test_continuous_batching_in_the_browser(live, app_url):
     if static(app_url):
         assert LAZY <= page_modules(page)
 
-    page.get_by_role("button", name="Medir los pasos en mi navegador", exact=True).click()
-    page.locator("[data-testid=continuous-status][data-run='1'][data-state=done]").wait_for(timeout=180000)
+    measure(page, "continuous-status", "Medir los pasos en mi navegador")
     costs = table_rows(page, "continuous-costs")
     assert [r[0] for r in costs] == ["1", "2", "3", "4", "8"]
     window, chapter = table_rows(page, "continuous-window-table"), table_rows(page, "continuous-chapter-table")

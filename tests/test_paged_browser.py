@@ -65,11 +65,9 @@ def shows(page, run: PagedRun) -> None:
     assert float(proof.get_attribute("data-diff")) < 1e-12 and int(proof.get_attribute("data-compared")) == run.compared
 
 
-def test_the_paged_cache_in_the_browser(live, app_url, gpt):
-    page = live.place()
+def test_the_paged_cache_in_the_browser(sections_page, app_url, gpt):
+    page = sections_page.place()
     requests = page.requests
-    if static(app_url):
-        assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     open_card(page, SECTION["es"])
     state(page, steps=0, block=4)
     assert page.locator("[data-testid=paged-tables]").get_attribute("data-n") == "0"
@@ -102,8 +100,8 @@ def test_the_paged_cache_in_the_browser(live, app_url, gpt):
 
 
 @pytest.mark.static_only
-def test_the_paged_cache_on_a_phone_in_english(live, app_url, gpt):
-    page = live.place(lang="en", width=360, height=800)
+def test_the_paged_cache_on_a_phone_in_english(sections_page, app_url, gpt):
+    page = sections_page.place(lang="en", width=360, height=800)
     requests = page.requests
     open_card(page, SECTION["en"])
     page.get_by_role("button", name="4", exact=True).click()  # blocks of 4, from the start

@@ -15,7 +15,7 @@ import pytest
 from app.sections.quantized.logic import committed_rows, compare
 from model.wquant import matrix_errors
 from tests.axe import violations
-from tests.browser import chromium_missing, errors, foreign, open_card, shot
+from tests.browser import chromium_missing, errors, foreign, measure, open_card, shot
 from tests.test_a11y_browser import assert_fits
 from tests.test_beyond_browser import page_modules, static
 
@@ -64,11 +64,9 @@ def texts_are(page, gpt, scheme: str, prompt: int) -> None:
     assert texts.locator(".g.first").count() == (0 if c["first"] is None else 2)  # in both texts
 
 
-def test_quantized_weights_in_the_browser(live, app_url, gpt):
-    page = live.place()
+def test_quantized_weights_in_the_browser(sections_page, app_url, gpt):
+    page = sections_page.place()
     requests = page.requests
-    if static(app_url):
-        assert page_modules(page).isdisjoint(LAZY)  # a fresh page has none of it
     open_card(page, TITLE["es"])
     shown(page, "quantized-matrices", scheme="int4-row")
     outliers = shown(page, "quantized-outliers", weights=0, acts=0)
@@ -80,8 +78,7 @@ def test_quantized_weights_in_the_browser(live, app_url, gpt):
     texts_are(page, gpt, "nf4", 1)
     page.get_by_role("button", name="3", exact=True).click()  # another prompt
     texts_are(page, gpt, "nf4", 3)
-    page.get_by_role("button", name=RUN["es"], exact=True).click()
-    shown(page, "quantized-status", run=1, state="done")
+    measure(page, "quantized-status", RUN["es"])
     measured = shown(page, "quantized-measured", scheme="nf4")
     row = committed_rows()["nf4"]
     got = {k: int(measured.get_attribute(f"data-{k}")) for k in ("agree", "total", "accepted", "tested")}
@@ -94,8 +91,8 @@ def test_quantized_weights_in_the_browser(live, app_url, gpt):
 
 
 @pytest.mark.static_only
-def test_quantized_weights_on_a_phone_in_english(live, app_url, gpt):
-    page = live.place(lang="en", width=360, height=800)
+def test_quantized_weights_on_a_phone_in_english(sections_page, app_url, gpt):
+    page = sections_page.place(lang="en", width=360, height=800)
     requests = page.requests
     open_card(page, TITLE["en"])
     page.get_by_role("button", name="1", exact=True).click()  # the first prompt

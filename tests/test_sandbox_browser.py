@@ -97,8 +97,8 @@ def step_to_the_end(page):
     assert err.get_attribute("data-lesson") == "true"
 
 
-def test_nothing_typed_stops_or_changes_the_page(live, app_url, request):
-    page = live.place()
+def test_nothing_typed_stops_or_changes_the_page(sections_page, app_url, request):
+    page = sections_page.place()
     before = weights(page)
     open_card(page, PROVE)  # the cell's sandbox gets its own copy of the model
     open_card(page, QUIZ)
@@ -130,8 +130,8 @@ def test_nothing_typed_stops_or_changes_the_page(live, app_url, request):
     assert [m for m in errors(page) if not re.search(r"fatal error|Maximum call stack|pyodide\.asm", m)] == []
 
 
-def test_the_lessons_cell_runs_in_the_sandbox(live, app_url):
-    page = live.place()
+def test_the_lessons_cell_runs_in_the_sandbox(sections_page, app_url):
+    page = sections_page.place()
     open_card(page, PROVE)
     sandbox_ready(page)
     run_and_wait(page, "cell-result", "Ejecutar")

@@ -64,8 +64,8 @@ LEFTOVERS = [
 
 
 @pytest.mark.static_only  # the browser's side of the reader's code: the same under both servers
-def test_each_run_starts_clean(browser, live, app_url):
-    page = live.place()
+def test_each_run_starts_clean(browser, sections_page, app_url):
+    page = sections_page.place()
     open_card(page, PROVE)  # the sandbox gets the model package (import model)
     open_card(page, QUIZ)
     sandbox_ready(page)
@@ -94,8 +94,8 @@ def test_each_run_starts_clean(browser, live, app_url):
     assert host["starts"] >= host["runs"] >= 2 * len(LEFTOVERS) + 4  # an interpreter per run
 
 
-def test_a_run_asked_for_while_another_runs_waits_in_line(live, app_url):
-    page = live.place()
+def test_a_run_asked_for_while_another_runs_waits_in_line(sections_page, app_url):
+    page = sections_page.place()
     open_card(page, PROVE)
     open_card(page, QUIZ)
     sandbox_ready(page)

@@ -10,8 +10,18 @@ import json
 import pytest
 
 import build
-from app.i18n import shell_text
-from tests.browser import LivePage, chromium_missing, foreign, open_page, serve, wait_for_text, wait_ready, wait_t
+from app.i18n import shell_text, tr
+from tests.browser import (
+    LivePage,
+    chromium_missing,
+    foreign,
+    open_card,
+    open_page,
+    serve,
+    wait_for_text,
+    wait_ready,
+    wait_t,
+)
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
@@ -116,6 +126,40 @@ def test_page_runs_the_real_nh3(under_csp):
     assert "nh3" not in source and "nh3.nh3" not in source, source
     assert not any("nh3" in str(lazy) for lazy in page.evaluate("window.kv.lazy || []"))
     assert page.evaluate("document.body.dataset.pyerror") is None
+
+
+# What only a section needs of the model and the app, by its key: imported when it first opens.
+LAZY = {
+    "batch": {"model.batch", "app.sections.batch.logic"},
+    "continuous": {"model.scheduler", "app.sections.continuous.logic"},
+    "speculative": {"model.speculative", "app.sections.speculative.logic"},
+    "paged": {"model.paged", "app.sections.paged.logic"},
+    "quantized": {"model.wquant", "app.sections.quantized.logic"},
+}
+
+
+def test_a_section_s_code_and_checkpoints_arrive_when_it_opens(under_csp):
+    """A page that has opened no section has none of the chapter's code nor any other checkpoint; each
+    section, opened in the page's order, brings its own modules and no other's (and the speculative one
+    its draft); the smaller cache fetches a model only once the reader picks it (test_smaller_browser)."""
+    from app.sections import SECTIONS
+    from tests.test_beyond_browser import page_modules
+
+    page = under_csp.place()
+    every = set().union(*LAZY.values())
+    assert page_modules(page).isdisjoint(every)
+    assert not [u for u in page.requests if "ckpt-" in u]
+    opened = set()
+    for section in SECTIONS:
+        if section.key not in LAZY and section.key != "smaller":
+            continue
+        open_card(page, tr("es", section.title_key))
+        opened |= LAZY.get(section.key, set())
+        loaded = page_modules(page)
+        assert opened <= loaded and loaded.isdisjoint(every - opened), (section.key, loaded & every)
+        drafts = [u for u in page.requests if "ckpt-draft" in u]
+        assert bool(drafts) == ("model.speculative" in opened), (section.key, drafts)
+        assert not [u for u in page.requests if "ckpt-kv" in u]
 
 
 @pytest.mark.parametrize("lang", ["pt"])  # English: the first paint's URL below

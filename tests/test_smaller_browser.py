@@ -15,8 +15,8 @@ pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_
 SECTION = "Más allá de la lección: una caché más pequeña"
 
 
-def test_switch_at_40_then_on_to_65(live, app_url):
-    page = live.place(t=40)
+def test_switch_at_40_then_on_to_65(sections_page, app_url):
+    page = sections_page.place(t=40)
     try:
         switch_at_40_then_on_to_65(page, app_url, page.requests)
     finally:  # the page's model as the module's next test expects it: the lesson's
@@ -27,7 +27,7 @@ def test_switch_at_40_then_on_to_65(live, app_url):
 
 
 def switch_at_40_then_on_to_65(page, app_url, requests):
-    assert not [u for u in requests if "ckpt-" in u]  # nothing fetched before the reader asks
+    assert not [u for u in requests if "ckpt-kv" in u]  # no other model fetched before the reader asks
     open_card(page, SECTION)
     page.get_by_role("button", name="2", exact=True).click()
     page.get_by_role("button", name="int8", exact=True).click()
@@ -35,7 +35,7 @@ def switch_at_40_then_on_to_65(page, app_url, requests):
     memory = plain(text_of(page, "memory-numbers"))
     assert memory.startswith("5120números") and "6.25KiBenint8" in memory, memory
     if app_url.endswith("index.html"):
-        weights = [u for u in requests if "ckpt-" in u and u.endswith(".npz")]
+        weights = [u for u in requests if "ckpt-kv" in u and u.endswith(".npz")]
         assert len(weights) == 1 and "ckpt-kv2-minigpt" in weights[0]  # the one picked, only
     step = page.get_by_role("button", name="Avanzar")
     for t in range(41, 65):
