@@ -141,7 +141,8 @@ LAZY = {
 def test_a_section_s_code_and_checkpoints_arrive_when_it_opens(under_csp):
     """A page that has opened no section has none of the chapter's code nor any other checkpoint; each
     section, opened in the page's order, brings its own modules and no other's (and the speculative one
-    its draft); the smaller cache fetches a model only once the reader picks it (test_smaller_browser)."""
+    its draft); the smaller cache fetches a model's weights only once the reader picks it
+    (tests/test_smaller_browser.py)."""
     from app.sections import SECTIONS
     from tests.test_beyond_browser import page_modules
 
@@ -159,7 +160,7 @@ def test_a_section_s_code_and_checkpoints_arrive_when_it_opens(under_csp):
         assert opened <= loaded and loaded.isdisjoint(every - opened), (section.key, loaded & every)
         drafts = [u for u in page.requests if "ckpt-draft" in u]
         assert bool(drafts) == ("model.speculative" in opened), (section.key, drafts)
-        assert not [u for u in page.requests if "ckpt-kv" in u]
+        assert not [u for u in page.requests if "ckpt-kv" in u and u.endswith(".npz")]
 
 
 @pytest.mark.parametrize("lang", ["pt"])  # English: the first paint's URL below
