@@ -43,6 +43,27 @@ BROWSER_FIXTURES = {"browser", "app_url", "live", "sections_page", "served_url"}
 BUILD_FIXTURES = {"site", "cdn", "site_url", "warm_cache", "wheel", "static_url"}
 
 
+def pytest_configure(config):
+    """Under pytest-xdist the controller names the run, so that its workers share one build of the site
+    (tests/site_fixtures.py shared_folder); the folder goes when the run ends."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        import uuid
+
+        if config.option.testrunuid is None:
+            config.option.testrunuid = uuid.uuid4().hex
+        config.kv_run = config.option.testrunuid
+
+
+def pytest_unconfigure(config):
+    run = getattr(config, "kv_run", None)
+    if run:
+        import shutil
+
+        from tests.site_fixtures import shared_folder
+
+        shutil.rmtree(shared_folder(run), ignore_errors=True)
+
+
 def pytest_collection_modifyitems(config, items):
     kept, dropped = [], []
     for item in items:

@@ -70,19 +70,40 @@ def require_compiled_wheels() -> Path:
     return d
 
 
-_TMP = Path(tempfile.mkdtemp(prefix="kv-site-tests-"))
-atexit.register(shutil.rmtree, _TMP, True)
+def shared_folder(run: str | None = None) -> Path:
+    """Where this run's builds go. Under pytest-xdist every worker of one run shares the folder its run's
+    id names (tests/conftest.py removes it when the run ends); alone, a folder of this process's."""
+    run = run or os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        folder = Path(tempfile.gettempdir()) / f"kv-site-tests-{run}"
+        folder.mkdir(exist_ok=True)
+        return folder
+    folder = Path(tempfile.mkdtemp(prefix="kv-site-tests-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 @functools.cache
 def _build(cdn: bool) -> Path:
+    """One build of each kind per run: the first worker to need it builds it, under a lock the others
+    wait on, and writes a mark that it is whole."""
+    import fcntl
+
     from tests.tiers import require
 
     require("build", "builds the site")
     if tools_missing():
         pytest.skip(tools_missing())
     wheels = [] if cdn else [str(compiled_wheels_dir())]
-    return build.build(_TMP / ("dist-cdn" if cdn else "dist"), build.DEFAULT_CACHE, cdn=cdn, pyodide_wheels=wheels)
+    folder = shared_folder()
+    out = folder / ("dist-cdn" if cdn else "dist")
+    with open(folder / f"{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        whole = folder / f"{out.name}.whole"
+        if not whole.exists():
+            build.build(out, build.DEFAULT_CACHE, cdn=cdn, pyodide_wheels=wheels)
+            whole.touch()
+    return out
 
 
 def site_self_contained() -> Path:
