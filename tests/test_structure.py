@@ -3,6 +3,7 @@ for the browser, the app's run-time needs outside the benchmark, small functions
 plan (app/ by role, a section a folder, no long file, no colour written by value)."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -154,6 +155,46 @@ def test_no_long_file_in_app():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
     }
     assert long == {}
+
+
+STATIC = ROOT / "static"
+# A function of the page's JavaScript, as the house writes it: `function`, an arrow function with a body
+# or a class method, its body opened at its line's end and closed by the first "}" at its line's indentation.
+JS_FUNCTION = re.compile(
+    r"(\bfunction\b[^{]*\{|=>\s*\{|^\s+(?:async\s+)?(?!(?:if|for|while|switch|catch)\b)[A-Za-z_$][\w$]*\s*\([^()]*\)\s*\{)"
+    r"\s*(//.*)?$"
+)
+
+
+def js_functions(text: str) -> list[tuple[int, int]]:
+    """(first line, lines) of every function of a JavaScript file, nested ones included (and counted in
+    the one that holds them). A classic script's wrapper, `(function (...) {` in the first column, is the
+    file's scope, as a module's top level is: not a function here."""
+    lines = text.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if not JS_FUNCTION.search(line) or line.startswith("(function"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        end = next(
+            j for j in range(i + 1, len(lines)) if lines[j].startswith(" " * indent + "}") and len(lines[j]) > indent
+        )
+        found.append((i + 1, end - i + 1))
+    return found
+
+
+def test_the_page_s_javascript_is_short():
+    """static/ (the page's shell: the loader's classic scripts and modules, the workers): no file over
+    400 lines, no function over 60 (counted with the functions it holds)."""
+    files = sorted(STATIC.rglob("*.js"))
+    assert len(files) > 15 and STATIC / "loader" / "main.js" in files
+    long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert long == {}
+    functions = {p: js_functions(p.read_text(encoding="utf-8")) for p in files}
+    assert len(functions[STATIC / "loader" / "slices.js"]) > 15  # the pattern sees the house's functions
+    assert [
+        f"{p.relative_to(ROOT)}:{at} ({n} lines)" for p, found in functions.items() for at, n in found if n > 60
+    ] == []
 
 
 def test_no_colour_written_by_value():

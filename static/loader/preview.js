@@ -1,0 +1,194 @@
+/* The preview: the reader's state drawn as plain HTML before Python runs, moved from state to state by
+ * static/diff.js's changes. The changes to the state the reader most likely takes next are found ahead,
+ * in idle time (`findAhead`), so a click only applies them; which of them are in the reader's sight is
+ * found with them, so the click reads no layout either (`splitOps`, `watchView`). The changes in sight
+ * are drawn in the click's own frame, the rest (on a phone, most of the figure) in the next one, so the
+ * answer's frame lays out what the reader sees. */
+import { page, pv } from "./state.js";
+import { probe } from "./probe.js";
+import { $, afterPaint, whenIdle } from "./dom.js";
+
+const ELEMENT = 1; // Node.ELEMENT_NODE
+const diffs = () => globalThis.kvDiff; // static/diff.js: a classic script (static/early.js draws with it)
+
+// What the preview shows changes only through swapPreview and announce (each counts a version): the
+// changes found ahead hold while the version they were found on is the one drawn.
+let drawnVersion = 0;
+let ahead = null; // {name, parts, version, ops, split: {now, later}, view}
+let below = null; // {ops, holder, name}: the last swap's changes out of sight, not drawn yet
+// A scroll, a resize, or a part of the preview (or the loading card between them) drawn at another
+// height since the split was found, makes it be found again at the click.
+let viewVersion = 0;
+const viewChanged = () => { viewVersion += 1; };
+const heights = new Map(); // each of the preview's parts -> its height when the split was found
+let sizes = null;
+export const statesParsed = new Map(); // state name -> its two parts, parsed ahead (used once)
+
+export function startPreview(early) {
+  drawnVersion += early.drawn; // the first part a click drew while the page was parsed (static/early.js)
+  addEventListener("scroll", viewChanged, { capture: true, passive: true });
+  addEventListener("resize", viewChanged, { passive: true });
+  if (!("ResizeObserver" in globalThis)) return;
+  sizes = new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const h = e.borderBoxSize && e.borderBoxSize[0] ? e.borderBoxSize[0].blockSize : e.contentRect.height;
+      if (!heights.has(e.target) || Math.abs(heights.get(e.target) - h) > 0.5) viewChanged();
+    }
+  });
+}
+
+// A preview is two parts (title, controls and text; the figures) with the progress card between them.
+export function parseState(html) {
+  const [top, bottom] = html.split(page.cfg.progressMarker);
+  const tpl = document.createElement("template");
+  tpl.innerHTML = top + bottom;
+  return Array.from(tpl.content.children);
+}
+
+// The changes from the preview drawn now to a parsed state: the figures, the title and the text (two
+// pictures, over and under the controls) become the new state's; the controls stay the same buttons.
+function swapOps(holder, [fresh, figures]) {
+  const parts = holder.querySelectorAll(":scope > .kv-snap");
+  const bar = parts[0].querySelector("[data-says]");
+  const next = fresh.querySelector("[data-says]");
+  if (!bar || !next || parts[0].getAttribute("lang") !== fresh.getAttribute("lang")) {
+    // the first swap (the inline preview is the default language's), all of it in one frame
+    return [[null, () => parts[0].replaceWith(fresh)], [null, () => parts[1].replaceWith(figures)]];
+  }
+  const ops = [];
+  diffs().firstPartOps(parts[0], fresh, ops);
+  diffs().diff(parts[1], figures, ops);
+  return ops;
+}
+
+// Which changes are in sight, read on the layout drawn now: before any change, one layout read.
+function splitOps(ops) {
+  const now = [];
+  const later = [];
+  for (const op of ops) (outOfSight(op[0]) ? later : now).push(op);
+  return { now, later };
+}
+
+// The view a split found ahead holds for: the parts' heights now (the layout just read), watched.
+function watchView() {
+  if (!sizes) return NaN; // never the view of a click: the split is found at each one
+  sizes.disconnect();
+  heights.clear();
+  for (const el of $("kv-snapshot").children) {
+    heights.set(el, el.getBoundingClientRect().height);
+    sizes.observe(el, { box: "border-box" });
+  }
+  return viewVersion;
+}
+
+function outOfSight(node) {
+  if (!node) return false;
+  const el = node.nodeType === ELEMENT ? node : node.parentElement;
+  // the control bar always: the live region reads what it says (announce), wherever the reader is
+  if (!el || !el.isConnected || el.closest("[data-says]")) return false;
+  const r = el.getBoundingClientRect(); // nothing changed yet: the layout is the one just drawn
+  return r.bottom < 0 || r.top > innerHeight;
+}
+
+// The state is the page's (data-state) once both its parts are drawn.
+function drawBelow() {
+  if (!below) return;
+  const { ops, holder, name } = below;
+  below = null;
+  for (const [, op] of ops) op();
+  holder.dataset.state = name;
+}
+
+export function swapPreview(holder, html, name) {
+  drawBelow();
+  let parts = statesParsed.get(name);
+  if (!parts) {
+    parts = parseState(html);
+    probe.parsedInSwap.push(name);
+  }
+  statesParsed.delete(name); // its nodes are the page's now
+  const found = ahead && ahead.name === name && ahead.parts === parts && ahead.version === drawnVersion;
+  const split = found && ahead.view === viewVersion ? ahead.split
+    : splitOps(found ? ahead.ops : swapOps(holder, parts));
+  if (found) probe.usedAhead += 1;
+  if (split === (ahead && ahead.split)) probe.splitAhead += 1;
+  ahead = null;
+  const { now, later } = split;
+  for (const [, op] of now) op();
+  drawnVersion += 1;
+  below = { ops: later, holder, name: name || page.preview.name };
+  probe.drawnLater += later.length;
+  if (later.length) afterPaint(drawBelow);
+  else drawBelow();
+}
+
+// The next step's changes, found in idle time (a click then applies them: the comparing is done), or
+// at once (`now`).
+export function findAhead(name, parts, now) {
+  const version = drawnVersion;
+  (now ? Promise.resolve() : whenIdle()).then(() => {
+    if (pv.done || version !== drawnVersion || statesParsed.get(name) !== parts) return;
+    drawBelow(); // the changes are found against the whole state drawn
+    const ops = swapOps($("kv-snapshot"), parts);
+    ahead = { name, parts, version, ops, split: splitOps(ops), view: watchView() };
+    probe.foundAhead = name;
+  });
+}
+
+// Whether these parts' changes were found ahead on the state drawn now.
+export const foundAhead = (parts) => Boolean(ahead && ahead.parts === parts && ahead.version === drawnVersion);
+
+export const bar = () => document.querySelector("#kv-snapshot [data-says]");
+// The live page's words for what the reader's actions say on the state drawn (app/figure/snapshot.py says).
+export const says = () => JSON.parse(bar().dataset.says);
+
+// The live region says `text`; with a `line`, the control bar shows it too.
+export function announce(text, line) {
+  const region = $("kv-say");
+  if (region) region.textContent = text;
+  if (line !== undefined) {
+    drawnVersion += 1;
+    const said = bar().querySelector(".said");
+    said.className = "said";
+    said.textContent = line;
+  }
+}
+
+// The first paint, marked "kv-first-paint" (tests/bench_load.py): index.html's own preview paints as
+// the page is parsed, and its first contentful paint is the mark; another state's, the frame after it
+// is swapped in (`markPainted`).
+let painted;
+export const firstPainted = new Promise((resolve) => { painted = resolve; });
+function markFirstPaint(startTime) {
+  if (performance.getEntriesByName("kv-first-paint").length) return;
+  performance.mark("kv-first-paint", startTime === undefined ? undefined : { startTime });
+  page.kv.times.firstPaint = (startTime === undefined ? performance.now() : startTime) - page.t0;
+  painted();
+}
+
+export const inlined = () => {
+  const holder = $("kv-snapshot");
+  return Boolean(holder) && holder.dataset.state === page.preview.name;
+};
+
+export function watchFirstPaint() {
+  // another state's preview is hidden until it is swapped in: the page's first contentful paint is not its
+  if (page.preview.name !== page.cfg.inlineState || !("PerformanceObserver" in globalThis)) return;
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.name === "first-contentful-paint" && inlined()) markFirstPaint(e.startTime);
+      }
+    }).observe({ type: "paint", buffered: true });
+  } catch (e) { /* old browsers: the mark comes with the controls (markPainted) */ }
+}
+
+// The preview of the URL's state is in place: index.html's own painted as it was parsed (its first
+// contentful paint, which the observer may not have told yet: its report waits for the page's other
+// tasks); else the next frame's.
+export function markPainted() {
+  const own = page.preview.name === page.cfg.inlineState;
+  const fcp = own ? performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint") : null;
+  if (fcp) markFirstPaint(fcp.startTime);
+  else requestAnimationFrame(() => markFirstPaint());
+}
