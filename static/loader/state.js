@@ -1,5 +1,6 @@
 /* The page's state, shared by the loader's modules: plain objects, filled by main.js from static/boot.js
- * (`startState`). No DOM here, nor anywhere at import: Node imports the modules (tests/js/loader/). */
+ * (`startState`). No DOM here, and no module but main.js (the entry) touches it at import: Node imports
+ * them (tests/js/loader/). */
 
 export const page = {
   cfg: null, // index.html's configuration (buildsupport/site.py)
