@@ -9,7 +9,7 @@
  * - the preview of the URL's state: index.html carries the default state's; another is fetched now and
  *   swapped in before it shows (<html class="kv-swap"> hides the preview until then);
  * - the Pyodide worker, started at once: Pyodide boots on the other core while the page is parsed; what
- *   it says before the modules take it (static/loader/channel.js) is held for them, in order;
+ *   it says before the modules take it (static/loader/live.js) is held for them, in order;
  * - the loading bar, moving from the first paint (its stages are the modules': static/loader/progress.js);
  * - the reader's input times (the live page's first render waits for a pause; the font samples wait for
  *   a press's release): an input made while the page is parsed counts.
@@ -98,7 +98,7 @@
   });
   if (snapshotFetch) snapshotFetch.catch(() => {});
 
-  // The worker. Until the modules take it (`takeWorker`, with the handlers of static/loader/channel.js),
+  // The worker. Until the modules take it (`takeWorker`, with the handlers of static/loader/live.js),
   // its messages and errors are held, in order; an error's default (a report in the console) is
   // prevented at once, as the modules' handler does.
   const held = [];
@@ -154,6 +154,6 @@
   try {
     startWorker(location.search, 0);
   } catch (e) {
-    boot.workerError = e; // shown once the page is parsed (static/loader/channel.js)
+    boot.workerError = e; // shown once the page is parsed (static/loader/live.js)
   }
 })();

@@ -367,7 +367,7 @@ NEVER_IDLE = "window.requestIdleCallback = () => 0;"  # a page that is never idl
 
 def test_the_first_step_is_found_ahead_without_waiting_for_idle_time(site, browser):
     """The reader's most likely first click, Avanzar, has its changes found right after the first paint
-    (static/loader/states.js fetchAhead(true)), not in idle time, which comes late on a busy phone: on a page that
+    (static/loader/preview.js fetchAhead(true)), not in idle time, which comes late on a busy phone: on a page that
     is never idle they are found, and the click applies them; the next step's, left to idle time, are
     not."""
     with serve(site) as url:
@@ -428,10 +428,12 @@ def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
 
 
 def test_the_live_page_waits_for_the_reader_to_pause(site, browser):
-    """The live page's first render ends in one long draw (static/loader/quiet.js readerPaused): while
+    """The live page's first render ends in one long draw (static/loader/controls.js readerPaused): while
     the reader is at work on the preview it waits, and begins QUIET_MS after their last key, where they
     are; BokehJS, staged, ran meanwhile."""
-    quiet = int(re.search(r"const QUIET_MS = (\d+);", (ROOT / "static" / "loader" / "quiet.js").read_text()).group(1))
+    quiet = int(
+        re.search(r"const QUIET_MS = (\d+);", (ROOT / "static" / "loader" / "controls.js").read_text()).group(1)
+    )
     with serve(site) as url:
         page, app = open_held(browser, url + "index.html?lang=es")
         page.locator("body").click(position={"x": 5, "y": 5})

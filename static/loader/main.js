@@ -10,12 +10,12 @@
  *    (language, mode, t) and the right one is fetched and swapped in before it shows.
  * 2. The reader sees that state while Python boots; embed=1 hides the title. Its controls answer at once
  *    (controls.js; before the page is parsed, static/early.js): the loader draws the prerendered states,
- *    fetched ahead (states.js, preview.js), and says the live page's words; what only the model answers
- *    is kept for it.
+ *    fetched ahead (preview.js), and says the live page's words; what only the model answers is kept
+ *    for it.
  * 3. The loading stage (runtime, packages, app) shows in a progress bar between the preview's controls
  *    and its figure, where the reader is looking; on a failure, what failed and a retry (progress.js).
- * 4. When the worker sends the live document (built at the reader's position on the preview: channel.js),
- *    it is rendered (BokehJS, staged and run after the first paint: staging.js, slices.js), the preview
+ * 4. When the worker sends the live document (built at the reader's position on the preview), it is
+ *    rendered (BokehJS, staged and run after the first paint: staging.js, slices.js), the preview
  *    dropped, both documents linked (the protocol of Panel's pyodide-worker handler), the reader's
  *    actions it was not built with replayed once and <body data-ready="true"> marked (live.js).
  *
@@ -29,12 +29,11 @@ import { page, pv, startState, TEXT } from "./state.js";
 import { expose, probe } from "./probe.js";
 import { previewNote, sandboxConfig, shellTexts } from "./config.js";
 import { $, setText } from "./dom.js";
-import { inlined, markPainted, startPreview, swapPreview, watchFirstPaint } from "./preview.js";
-import { loadState, readAhead } from "./states.js";
+import { inlined, loadState, markPainted, readAhead, startPreview, swapPreview, watchFirstPaint } from "./preview.js";
 import { startControls } from "./controls.js";
 import { watchPresses } from "./fonts.js";
 import { startStaging } from "./staging.js";
-import { restartWorker, startChannel } from "./channel.js";
+import { restartWorker, startChannel } from "./live.js";
 import { startProgress } from "./progress.js";
 import { reportHeight } from "./frame.js";
 

@@ -1,11 +1,12 @@
 /* The preview: the reader's state drawn as plain HTML before Python runs, moved from state to state by
- * static/diff.js's changes. The changes to the state the reader most likely takes next are found ahead,
+ * static/diff.js's changes, the prerendered states fetched ahead (`loadState`, `fetchAhead`). The changes to the state the reader most likely takes next are found ahead,
  * in idle time (`findAhead`), so a click only applies them; which of them are in the reader's sight is
  * found with them, so the click reads no layout either (`splitOps`, `watchView`). The changes in sight
  * are drawn in the click's own frame, the rest (on a phone, most of the figure) in the next one, so the
  * answer's frame lays out what the reader sees. */
 import { page, pv } from "./state.js";
 import { probe } from "./probe.js";
+import { namesAhead, stateName } from "./config.js";
 import { $, afterPaint, whenIdle } from "./dom.js";
 
 const ELEMENT = 1; // Node.ELEMENT_NODE
@@ -22,7 +23,7 @@ let viewVersion = 0;
 const viewChanged = () => { viewVersion += 1; };
 const heights = new Map(); // each of the preview's parts -> its height when the split was found
 let sizes = null;
-export const statesParsed = new Map(); // state name -> its two parts, parsed ahead (used once)
+const statesParsed = new Map(); // state name -> its two parts, parsed ahead (used once)
 
 export function startPreview(early) {
   drawnVersion += early.drawn; // the first part a click drew while the page was parsed (static/early.js)
@@ -38,7 +39,7 @@ export function startPreview(early) {
 }
 
 // A preview is two parts (title, controls and text; the figures) with the progress card between them.
-export function parseState(html) {
+function parseState(html) {
   const [top, bottom] = html.split(page.cfg.progressMarker);
   const tpl = document.createElement("template");
   tpl.innerHTML = top + bottom;
@@ -124,7 +125,7 @@ export function swapPreview(holder, html, name) {
 
 // The next step's changes, found in idle time (a click then applies them: the comparing is done), or
 // at once (`now`).
-export function findAhead(name, parts, now) {
+function findAhead(name, parts, now) {
   const version = drawnVersion;
   (now ? Promise.resolve() : whenIdle()).then(() => {
     if (pv.done || version !== drawnVersion || statesParsed.get(name) !== parts) return;
@@ -136,7 +137,7 @@ export function findAhead(name, parts, now) {
 }
 
 // Whether these parts' changes were found ahead on the state drawn now.
-export const foundAhead = (parts) => Boolean(ahead && ahead.parts === parts && ahead.version === drawnVersion);
+const foundAhead = (parts) => Boolean(ahead && ahead.parts === parts && ahead.version === drawnVersion);
 
 export const bar = () => document.querySelector("#kv-snapshot [data-says]");
 // The live page's words for what the reader's actions say on the state drawn (app/figure/snapshot.py says).
@@ -191,4 +192,71 @@ export function markPainted() {
   const fcp = own ? performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint") : null;
   if (fcp) markFirstPaint(fcp.startTime);
   else requestAnimationFrame(() => markFirstPaint());
+}
+
+/* The prerendered states (app/figure/snapshot.py, assets/states-HASH/): their HTML, fetched once; the
+ * ones one action from the reader's, parsed and compared ahead in idle time, so that a click finds its
+ * state here and its changes found. */
+
+export const stateTexts = new Map(); // state name -> its HTML
+const stateFetches = new Map(); // state name -> the promise of its HTML
+
+// index.html carries the states one action from its own preview: the first click needs no fetch, and
+// no parse (the browser parsed them with the page, and their nodes move from the template as they are:
+// a copy into the page's document would cost a phone's main thread far more). Read once the document
+// is parsed; the first parts (static/early.js drew from them) are let go.
+export function readAhead() {
+  for (const tpl of document.querySelectorAll("#kv-snapshot > template[data-kv-first]")) tpl.remove();
+  for (const tpl of document.querySelectorAll("template[data-kv-ahead]")) {
+    const name = tpl.dataset.kvAhead;
+    if (name.startsWith(page.lang + "-")) {
+      stateTexts.set(name, tpl.innerHTML);
+      statesParsed.set(name, Array.from(tpl.content.children));
+    }
+    tpl.remove();
+  }
+}
+
+function fetchText(url) {
+  return fetch(url).then((r) => {
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    return r.text();
+  });
+}
+
+// A state's HTML (the URL's own state: the fetch static/boot.js started while the page was parsed).
+export function loadState(name) {
+  if (stateTexts.has(name)) return Promise.resolve(stateTexts.get(name));
+  if (!stateFetches.has(name)) {
+    const started = name === page.preview.name && page.boot.snapshotFetch;
+    const got = (started || fetchText(page.boot.abs(page.cfg.states + name + ".html"))).then((text) => {
+      stateTexts.set(name, text);
+      return text;
+    });
+    got.catch(() => stateFetches.delete(name));
+    stateFetches.set(name, got);
+  }
+  return stateFetches.get(name);
+}
+
+// The states one action away (and three steps ahead while the animation runs), parsed and compared in
+// idle time; at the first paint (`first`), the next step's right after it: a reader's first click is
+// most likely Avanzar, and idle time comes late while BokehJS is staged and the worker boots.
+export function fetchAhead(first = false) {
+  if (pv.done || !pv.active) return;
+  const names = namesAhead(page.cfg, page.lang, pv);
+  // the parts parsed ahead that no action one away needs are let go; not those of where the reader is
+  // (an action's state not drawn yet: the click would parse it again)
+  const here = stateName(page.lang, pv.mode, pv.t);
+  for (const name of statesParsed.keys()) if (name !== here && !names.includes(name)) statesParsed.delete(name);
+  for (const name of names) {
+    const soon = first && name === stateName(page.lang, pv.mode, pv.t + 1);
+    loadState(name).then((html) => (soon ? new Promise(afterPaint) : whenIdle()).then(() => {
+      if (pv.done || !stateTexts.has(name)) return;
+      if (!statesParsed.has(name)) statesParsed.set(name, parseState(html));
+      if (name !== stateName(page.lang, pv.mode, pv.t + 1)) return;
+      const parts = statesParsed.get(name);
+      if (!foundAhead(parts)) findAhead(name, parts, soon);
+    })).catch(() => {});
+  }
 }
