@@ -7,7 +7,8 @@
  * - the page's language (<html lang>), the course page's title hidden (embed=1: <html class="kv-embed">),
  *   light or dark (theme=), and the course page's messages (a theme, where its screen begins);
  * - the preview of the URL's state: index.html carries the default state's; another is fetched now and
- *   swapped in before it shows (<html class="kv-swap"> hides the preview until then);
+ *   swapped in before it shows (<html class="kv-swap"> hides the preview until then); its first paint
+ *   marked;
  * - the Pyodide worker, started at once: Pyodide boots on the other core while the page is parsed; what
  *   it says before the modules take it (static/loader/live.js) is held for them, in order;
  * - the loading bar, moving from the first paint (its stages are the modules': static/loader/progress.js);
@@ -98,6 +99,30 @@
   });
   if (snapshotFetch) snapshotFetch.catch(() => {});
 
+  // The first paint, marked "kv-first-paint" as it happens (tests/bench_load.py, the tests): index.html's own
+  // preview paints as the page is parsed, and its first contentful paint is the mark. Another state's
+  // preview is hidden until it is swapped in: the modules mark the frame after that (`markFirstPaint()`,
+  // static/loader/preview.js markPainted). `firstPainted` resolves then (the font samples wait for it).
+  let painted;
+  const firstPainted = new Promise((resolve) => { painted = resolve; });
+  function markFirstPaint(startTime) {
+    if (performance.getEntriesByName("kv-first-paint").length) return;
+    performance.mark("kv-first-paint", startTime === undefined ? undefined : { startTime });
+    kv.times.firstPaint = (startTime === undefined ? performance.now() : startTime) - t0;
+    painted();
+  }
+  const shown = () => {
+    const holder = document.getElementById("kv-snapshot");
+    return Boolean(holder) && holder.dataset.state === preview.name;
+  };
+  if (preview.name === cfg.inlineState && "PerformanceObserver" in window) {
+    try {
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) if (e.name === "first-contentful-paint" && shown()) markFirstPaint(e.startTime);
+      }).observe({ type: "paint", buffered: true });
+    } catch (e) { /* old browsers: the mark comes with the controls (static/loader/preview.js markPainted) */ }
+  }
+
   // The worker. Until the modules take it (`takeWorker`, with the handlers of static/loader/live.js),
   // its messages and errors are held, in order; an error's default (a report in the console) is
   // prevented at once, as the modules' handler does.
@@ -148,7 +173,7 @@
   for (const type of ["pointerup", "pointercancel"]) addEventListener(type, () => { input.down = null; }, capture);
 
   const boot = (window.kvBoot = {
-    cfg, query, lang, abs, t0, kv, preview, snapshotFetch, bar, tick, input,
+    cfg, query, lang, abs, t0, kv, preview, snapshotFetch, firstPainted, markFirstPaint, bar, tick, input,
     startWorker, takeWorker, workerError: null,
   });
   try {

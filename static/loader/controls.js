@@ -10,7 +10,7 @@
 import { page, pv, TEXT } from "./state.js";
 import { otherMode, positionQuery, stateName, stepPeriod, tBounds } from "./config.js";
 import { $, afterPaint, setText } from "./dom.js";
-import { announce, bar, fetchAhead, firstPainted, loadState, says, stateTexts, swapPreview } from "./preview.js";
+import { announce, bar, fetchAhead, loadState, says, stateTexts, swapPreview } from "./preview.js";
 import { askForFonts } from "./fonts.js";
 
 const keys = () => globalThis.kvKeys; // static/keys.js: a classic script (static/early.js keeps keys with it)
@@ -179,7 +179,7 @@ export function startControls(holder) {
   // the screen. A kept input's answer comes first: these wait for its frame.
   const later = kept.length ? (fn) => chain.then(() => afterPaint(fn)) : (fn) => fn();
   later(() => fetchAhead(true));
-  firstPainted.then(() => later(askForFonts));
+  page.boot.firstPainted.then(() => later(askForFonts));
 }
 
 // The live page takes over: the preview stops answering; the actions the app was not built with

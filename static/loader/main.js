@@ -29,7 +29,7 @@ import { page, pv, startState, TEXT } from "./state.js";
 import { expose, probe } from "./probe.js";
 import { previewNote, sandboxConfig, shellTexts } from "./config.js";
 import { $, setText } from "./dom.js";
-import { inlined, loadState, markPainted, readAhead, startPreview, swapPreview, watchFirstPaint } from "./preview.js";
+import { inlined, loadState, markPainted, readAhead, startPreview, swapPreview } from "./preview.js";
 import { startControls } from "./controls.js";
 import { watchPresses } from "./fonts.js";
 import { startStaging } from "./staging.js";
@@ -71,7 +71,6 @@ function start() {
   if (page.cfg.sandbox) globalThis.kvSandboxConfig = sandboxConfig(page.cfg.sandbox, boot.abs);
   document.title = TEXT.shell_title;
   startPreview(page.early);
-  watchFirstPaint();
   watchPresses(boot.input);
   startStaging();
   startProgress(restartWorker);

@@ -155,43 +155,19 @@ export function announce(text, line) {
   }
 }
 
-// The first paint, marked "kv-first-paint" (tests/bench_load.py): index.html's own preview paints as
-// the page is parsed, and its first contentful paint is the mark; another state's, the frame after it
-// is swapped in (`markPainted`).
-let painted;
-export const firstPainted = new Promise((resolve) => { painted = resolve; });
-function markFirstPaint(startTime) {
-  if (performance.getEntriesByName("kv-first-paint").length) return;
-  performance.mark("kv-first-paint", startTime === undefined ? undefined : { startTime });
-  page.kv.times.firstPaint = (startTime === undefined ? performance.now() : startTime) - page.t0;
-  painted();
-}
-
 export const inlined = () => {
   const holder = $("kv-snapshot");
   return Boolean(holder) && holder.dataset.state === page.preview.name;
 };
 
-export function watchFirstPaint() {
-  // another state's preview is hidden until it is swapped in: the page's first contentful paint is not its
-  if (page.preview.name !== page.cfg.inlineState || !("PerformanceObserver" in globalThis)) return;
-  try {
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        if (e.name === "first-contentful-paint" && inlined()) markFirstPaint(e.startTime);
-      }
-    }).observe({ type: "paint", buffered: true });
-  } catch (e) { /* old browsers: the mark comes with the controls (markPainted) */ }
-}
-
-// The preview of the URL's state is in place: index.html's own painted as it was parsed (its first
-// contentful paint, which the observer may not have told yet: its report waits for the page's other
-// tasks); else the next frame's.
+// The preview of the URL's state is in place: its first paint (static/boot.js markFirstPaint) is
+// index.html's own, painted as it was parsed (its first contentful paint, which boot.js's observer may not
+// have told yet: its report waits for the page's other tasks); else the next frame's.
 export function markPainted() {
   const own = page.preview.name === page.cfg.inlineState;
   const fcp = own ? performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint") : null;
-  if (fcp) markFirstPaint(fcp.startTime);
-  else requestAnimationFrame(() => markFirstPaint());
+  if (fcp) page.boot.markFirstPaint(fcp.startTime);
+  else requestAnimationFrame(() => page.boot.markFirstPaint());
 }
 
 /* The prerendered states (app/figure/snapshot.py, assets/states-HASH/): their HTML, fetched once; the
