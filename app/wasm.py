@@ -116,7 +116,7 @@ def apply_patch(patch) -> None:
 
 
 def replay(commands_json: str) -> None:
-    """The reader's actions on the preview (static/loader.js) that the document was not built with, in
+    """The reader's actions on the preview (static/loader/controls.js) that the document was not built with, in
     order, as their keys would give them ('step', 'toggle', 'reset', 'back', 'play'): the live app continues
     where the reader is, the step past the window ends in the model's own IndexError."""
     global _REPLAYED

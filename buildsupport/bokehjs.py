@@ -1,5 +1,5 @@
 """BokehJS's bundles, staged: a bundle's script defines its modules and hands them to the page's
-loader (static/loader.js `__kvStage`, run by `runStaged`) instead of running them all at once, and the loader runs them
+loader (static/loader/staging.js `__kvStage`, run by `runStaged`) instead of running them all at once, and the loader runs them
 a few at a time in the main thread's idle time, in the order the bundle would have run them.
 
 A bundle is one function per module and a `require` that runs a module's function the first time it
@@ -71,7 +71,7 @@ def _replace_once(text: str, old: str, new: str, name: str) -> str:
 # panel.min.js's models index registers every Panel model, DataTabulator among them, whose module asks
 # for bokeh-tables' (a third of a megabyte of JavaScript, and the longest single module of all). No page
 # of this app shows a table, so bokeh-tables is run only when a document asks for a model BokehJS does
-# not know (static/loader.js `runOnDemand`), and DataTabulator is registered then; the registration
+# not know (static/loader/staging.js `runOnDemand`), and DataTabulator is registered then; the registration
 # is taken out of the index (exactly one, or the build stops).
 TABLES_ALIAS = '"@bokehjs/models/widgets/tables'  # the bundle and its modules (".../tables/data_table")
 MODULE_HEAD = re.compile(r'\n"(\w+)": function _\(')
@@ -104,7 +104,7 @@ def defer_tables(name: str, source: bytes) -> tuple[bytes, list[dict]]:
 
 
 def stage_bundle(name: str, source: bytes) -> bytes:
-    """bokeh.min.js or one of its plugins, staged for static/loader.js (see the module's docstring)."""
+    """bokeh.min.js or one of its plugins, staged for static/loader/staging.js (see the module's docstring)."""
     text = source.decode("utf-8")
     if MAIN_HEAD in text:
         text = _replace_once(text, MAIN_HEAD, STAGED_MAIN_HEAD, name)

@@ -1,6 +1,6 @@
 """The assembly of dist/, one named step per part of the page. Each step adds its files to a Site
 (relative path -> bytes or a file to copy) and its URLs to the page's configuration, the JSON
-static/loader.js reads from index.html."""
+the page's loader reads from index.html (static/boot.js, static/loader/)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 from .bokehjs import page_bundle
 from .common import PYTHON_IN_PYODIDE, SENTINEL_CDN, STATIC, BuildError, hashed_name, sha256_bytes
 from .derive import Derived, checkpoint_assets
+from .loader import add_loader
 from .packages import Runtime
 from .wheels import lazy_path
 
@@ -95,7 +96,7 @@ def page_script_file(site: Site, url: str) -> Path:
 
 
 def add_page_scripts(site: Site, pre: dict) -> None:
-    """BokehJS and Panel's JavaScript: prefetched by static/loader.js once the page has loaded and painted
+    """BokehJS and Panel's JavaScript: prefetched by the page's loader once it has loaded and painted
     (they download while Python boots, after what the first paint needs), run by the loader in this order
     once Python builds the app (config "scripts"), each staged (buildsupport/bokehjs.py): its modules run
     a few at a time in the main thread's idle time. bokeh-tables only when a document needs it (config
@@ -121,7 +122,7 @@ def add_snapshots(site: Site, pre: dict) -> None:
     """First paint: the HTML preview (app/figure/snapshot.py) of every state a URL can ask for with the
     default seed and top-p (language, mode, t), in one folder named by their hash, and the grid image
     they share; the default state's is also written into index.html (it shows before any script
-    runs), static/loader.js fetches the one a URL asks for. The URL's rules go with them."""
+    runs), the page's loader fetches the one a URL asks for (static/boot.js). The URL's rules go with them."""
     from app.figure.font_samples import samples as font_samples
 
     grid = site.add_hashed("assets", "grid.png", base64.b64decode(pre["grid"]))
@@ -142,7 +143,7 @@ def add_snapshots(site: Site, pre: dict) -> None:
     )
     top, bottom = states[inline + ".html"].split(pre["progress_marker"])
     site.inline_snapshot = (pre["snapshot_style"] + top, bottom)
-    # A click on the first paint's Avanzar or Sin caché is answered from the page itself (static/loader.js
+    # A click on the first paint's Avanzar or Sin caché is answered from the page itself (static/loader/
     # reads these), not from a fetch queued behind Pyodide's downloads.
     ahead = (f"{pre['default_lang']}-cache-{prompt + 1}", f"{pre['default_lang']}-full-{prompt}")
     site.inline_ahead = "".join(
@@ -291,16 +292,18 @@ def shell_fills() -> dict[str, str]:
 
 def add_pages(site: Site) -> None:
     """The hand-written shell (static/): index.html with the configuration (and in it the shell's texts
-    in every language, for static/loader.js), the shell's texts, the inline snapshot and the page
-    scripts; the worker, loader, stylesheet and icon; embed.html and _headers as they are."""
+    in every language, for the page's loader), the shell's texts, the inline snapshot and the page
+    scripts; the worker, the loader (its classic script and its modules: buildsupport/loader.py),
+    stylesheet and icon; embed.html and _headers as they are."""
     from app.i18n import shell_text
 
     site.config.update(worker=add_static(site, "worker.js"), panelCdnRoot="panel/", text=shell_text())
+    loader = add_loader(site)
     fills = {
         **shell_fills(),
         "{{CONFIG}}": json.dumps(site.config, indent=1).replace("</", "<\\/"),
-        "{{LOADER}}": add_static(site, "loader.js"),
-        "{{URLQUERY}}": add_static(site, "urlquery.js"),
+        "{{BOOT}}": loader.boot,
+        "{{MODULES}}": loader.tags(),
         "{{CSS}}": add_shell_css(site),
         "{{ICON}}": add_static(site, "favicon.svg"),
         "{{SNAPSHOT_STATE}}": site.config["inlineState"],

@@ -14,7 +14,7 @@ let wasm = null;               // app/wasm.py, once the app archive is unpacked
 let stage = "runtime";
 const pending = new Map();     // url -> kind, for downloads in flight
 const failures = [];           // {url, reason}
-// Where the reader is on the page's preview (static/loader.js): {seq, query}, the query of the state
+// Where the reader is on the page's preview (static/loader/controls.js): {seq, query}, the query of the state
 // after the reader's first `seq` actions. The app is built there; the page replays what came after.
 let position = null;
 
@@ -149,7 +149,12 @@ async function start(cfg) {
     const what = failures.length ? failures.map((f) => f.url).join(", ") : missing.join(", ");
     return fail(what, new Error(`packages not installed: ${missing.join(", ")}`));
   }
+  return runApp(cfg, t0, times, appBytes, lazyIndex);
+}
 
+// The app, on the booted runtime: its archive unpacked, the lazy importer installed, Panel imported, the
+// app built at the reader's position and its document sent to the page.
+async function runApp(cfg, t0, times, appBytes, lazyIndex) {
   status("app", "app");
   try {
     pyodide.unpackArchive(await appBytes, "zip", { extractDir: "/home/pyodide/kv" });

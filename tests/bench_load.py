@@ -86,7 +86,7 @@ LABELS = {"site": "static site", "bare": "bare Pyodide+NumPy", "convert": "panel
 KINDS = ("runtime", "packages", "js/css", "app", "page")
 STEP_LABEL = "Avanzar"  # the step button of the default language (es)
 TIMEOUT_MS = 300_000
-# Where the time goes: consecutive performance marks of the page and its worker (static/loader.js,
+# Where the time goes: consecutive performance marks of the page and its worker (static/loader/,
 # static/worker.js, tests/bench/bare*.js), each segment named by the mark that ends it.
 SEGMENTS = (
     ("kv-worker-start", "page to worker started"),
@@ -140,7 +140,7 @@ def clicks_answered(probe: dict, from_release: bool = False) -> list[dict]:
     also after the tasks queued before it (a fetch's response, a font's slice): an upper bound, which
     until 2026-12-04 timed every click (docs/performance.md, "fourteenth session"). A click made before
     the controls started whose step the loader drew at once in the preview's first part (the title, the
-    controls and the text: t = 3 shown; static/loader.js drawEarly) is answered in its own handling too,
+    controls and the text: t = 3 shown; static/early.js drawEarly) is answered in its own handling too,
     timed by Event Timing; "whole", from the click: for such a click, when the frame that drew the rest of
     its answer (the figures, when the controls started) was done, by the probe's frames; for any other,
     its answer's frame ("latency"). `from_release` (a click held down: `--press`): both from the click
@@ -178,7 +178,7 @@ def clicks_answered(probe: dict, from_release: bool = False) -> list[dict]:
 
 
 # The first click: on the preview's Avanzar as soon as it is painted and its controls answer
-# (static/loader.js "kv-first-paint" and "kv-controls"), real input; done when the frame that draws its
+# (static/loader/ "kv-first-paint" and "kv-controls"), real input; done when the frame that draws its
 # answer has been drawn (the probe's frames) and Event Timing has reported it (or a second has passed).
 CLICKED_JS = (
     "window.__probe.clicks.length > 0 && window.__probe.clicks[0].clickAt !== undefined && "
@@ -194,7 +194,7 @@ CONTROLS_JS = (
 )
 # `--at-paint`: the first click as soon as the preview's Avanzar is painted (the page's first contentful
 # paint, the preview not hidden for a swap), its controls started or not (they start with the document:
-# static/loader.js keeps a click made before and answers it then).
+# static/early.js keeps a click made before and answers it then).
 PAINTED_JS = (
     "(performance.getEntriesByType('paint').some((e) => e.name === 'first-contentful-paint') && "
     "!document.documentElement.classList.contains('kv-swap') && "

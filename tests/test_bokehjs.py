@@ -1,5 +1,5 @@
 """BokehJS's bundles, staged (buildsupport/bokehjs.py): each hands its modules to the page's loader,
-which runs them in slices in the order the bundle itself would (static/loader.js `runStaged`); bokeh-tables
+which runs them in slices in the order the bundle itself would (static/loader/staging.js `runStaged`); bokeh-tables
 only on demand, Panel's DataTabulator out of its models index until then."""
 
 import json
@@ -59,28 +59,31 @@ def test_another_wrapper_stops_the_build():
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js not found (apt-get install nodejs)")
 def test_the_loader_runs_every_module_in_an_order_the_bundle_would_accept(tmp_path):
-    """Each staged bundle, read by the loader's own functions (tests/js/staged_order.js): every module its
-    entry needs is run, each after the modules it asks for, and a module in a cycle finds the same
-    modules half run as when the bundle runs itself (panel.min.js has nine such)."""
+    """Each staged bundle, run by the loader's own staging module (tests/js/staged_order.mjs): every module its
+    entry needs is run, each after the modules it asks for (one at a time, or a cycle at a time), and a
+    module in a cycle finds the same modules half run as when the bundle runs itself (panel.min.js has
+    nine such)."""
     report = staged_report(tmp_path, [(path, page_bundle(path.name, path.read_bytes())[0]) for path in BUNDLES])
     assert [r["handed"] for r in report] == [True] * len(BUNDLES)
     assert [r["plugin"] for r in report] == [False, True, True, True]
     for r in report:
         assert r["staged"] == r["natural"] > 0, r  # the same modules run
         assert r["differ"] == [], r  # each finds the same modules half run
+        # all of them in runStaged's slices, each a module alone or a cycle (not the entry's require)
+        assert sum(r["runs"]) == r["staged"] and r["notCycles"] == [], r
     assert report[0]["modules"] > 400 and report[0]["ordered"] == report[0]["natural"]
 
 
 def staged_report(tmp_path, bundles: list) -> list[dict]:
-    """tests/js/staged_order.js's report on these (path, staged text) bundles, read in this order."""
+    """tests/js/staged_order.mjs's report on these (path, staged text) bundles, read in this order."""
     paths = []
     for i, (path, text) in enumerate(bundles):
         out = tmp_path / f"{i}-{path.name}"
         out.write_bytes(text)
         paths.append(str(out))
     done = subprocess.run(
-        ["node", str(ROOT / "tests" / "js" / "staged_order.js")],
-        input=json.dumps({"loader": str(ROOT / "static" / "loader.js"), "bundles": paths}),
+        ["node", str(ROOT / "tests" / "js" / "staged_order.mjs")],
+        input=json.dumps({"bundles": paths}),
         capture_output=True,
         text=True,
         check=True,

@@ -1,4 +1,4 @@
-"""bokeh-tables on demand (buildsupport/site.py ON_DEMAND_SCRIPTS, static/loader.js runOnDemand): the static
+"""bokeh-tables on demand (buildsupport/site.py ON_DEMAND_SCRIPTS, static/loader/staging.js runOnDemand): the static
 site in headless Chromium never downloads or runs it, and a patch that brings a table into the live page
 waits for it, the patches after it (and the reader's changes to Python) in their order."""
 

@@ -20,6 +20,7 @@ import build
 from buildsupport.common import PYODIDE_CDN, SENTINEL_CDN, sha256_bytes, sha256_file
 from buildsupport.in_pyodide.compile_pyc import compile_jobs
 from buildsupport.inputs import Inputs
+from buildsupport.loader import CLASSIC, MODULES, hashed_modules
 from buildsupport.zips import write_zip
 from tests.site_fixtures import REQUIRED, ROOT, site_cdn
 
@@ -51,8 +52,8 @@ def test_layout_self_contained(site):
         assert (site / "pyodide" / version / f).is_file(), f
     assert len(list((site / "pyodide" / version).glob("python_stdlib.*.zip"))) == 1
     for pattern in (
-        "loader.*.js",
-        "urlquery.*.js",
+        "boot.*.js",
+        "loader/main.*.js",
         "worker.*.js",
         "style.*.css",
         "app.*.zip",
@@ -292,7 +293,8 @@ def test_every_url_is_relative_or_the_cdn(kind, site, cdn):
         bad += [(page, u) for u in absolute_urls(text) if not u.startswith(allowed)]
     files = [
         *(dist / "assets").glob("*.json"),
-        *(dist / "assets").glob("loader.*.js"),
+        *(dist / "assets").glob("boot.*.js"),
+        *(dist / "assets" / "loader").glob("*.js"),
         *(dist / "assets").glob("worker.*.js"),
         *(dist / "assets").glob("style.*.css"),
         *(dist / "panel").rglob("*.css"),
@@ -365,6 +367,93 @@ def _link_downloads(tmp_cache: Path, corrupt: str | None = None) -> None:
 def warm_cache(cdn):  # noqa: ARG001
     """The cdn build above has filled DEFAULT_CACHE/downloads with every fetchable input."""
     return build.DEFAULT_CACHE
+
+
+# ---------------------------------------------------------------- the loader (buildsupport/loader.py)
+
+SPECIFIER = re.compile(r"""^(?:import|export)\b[^;'"]*?\bfrom\s*"([^"]+)\"""", re.M)
+
+
+@pytest.mark.parametrize("kind", ["self-contained", "cdn"])
+def test_the_loader_is_one_classic_script_and_modules_by_their_hashed_names(kind, site, cdn):
+    """index.html runs one classic script in its <head> (the files that act while it is parsed) and the
+    modules' entry, every module preloaded; each import of a module names another module of the site by
+    its hashed name; no inline script but the configuration (the CSP has no 'unsafe-inline')."""
+    dist = site if kind == "self-contained" else cdn
+    page = (dist / "index.html").read_text()
+    head = page.split("</head>")[0]
+    folder = dist / "assets" / "loader"
+    built = {p.name: p for p in folder.glob("*.js")}
+    assert sorted(re.sub(r"\.[0-9a-f]{10}\.js$", ".js", n) for n in built) == sorted(
+        p.name for p in MODULES.glob("*.js")
+    )
+    scripts = re.findall(r"<script\b([^>]*)>", page)
+    assert [a for a in scripts if "src=" not in a] == [' type="application/json" id="kv-config"']
+    (boot,) = (dist / "assets").glob("boot.*.js")
+    (entry,) = folder.glob("main.*.js")
+    assert scripts[1:] == [f' src="assets/{boot.name}"', f' type="module" src="assets/loader/{entry.name}"']
+    assert '<script type="importmap"' not in page
+    preloaded = re.findall(r'<link rel="modulepreload" href="assets/loader/([^"]+)">', head)
+    assert sorted(preloaded) == sorted(built) and head.index(boot.name) < head.index("modulepreload")
+    assert preloaded[-1] == entry.name  # in dependency order, the entry last
+    # the classic script: its files, in their order
+    assert boot.read_text() == "\n".join((ROOT / "static" / name).read_text() for name in CLASSIC)
+    for name, path in built.items():
+        text = path.read_text()
+        specifiers = SPECIFIER.findall(text)
+        for spec in specifiers:
+            target = folder / spec
+            assert re.fullmatch(r"\./[a-z]+\.[0-9a-f]{10}\.js", spec) and target.is_file(), (name, spec)
+            assert sha256_file(target).startswith(spec.split(".")[-2]), (name, spec)
+        # the source as written, but for its specifiers
+        source = re.sub(r'(from\s*"\./[a-z]+)\.[0-9a-f]{10}(\.js")', r"\1\2", text)
+        assert source == (MODULES / re.sub(r"\.[0-9a-f]{10}\.js$", ".js", name)).read_text(), name
+        assert text.count("import ") >= len(specifiers)
+    assert len(SPECIFIER.findall(entry.read_text())) >= 10
+
+
+def module_folder(tmp_path: Path, modules: dict[str, str]) -> Path:
+    folder = tmp_path / "loader"
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.js"):
+        old.unlink()
+    for name, text in modules.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_a_module_s_name_changes_with_every_module_it_imports(tmp_path):
+    """Hashed in dependency order: a change to a module renames it and every module that imports it,
+    directly or not, and no other; multi-line imports and re-exports are rewritten too."""
+    modules = {
+        "main.js": 'import { a } from "./a.js";\nimport {\n  b,\n} from "./b.js";\na(b);\n',
+        "a.js": 'export { c as a } from "./c.js";\n',
+        "b.js": "export const b = 1;\n",
+        "c.js": "export const c = (x) => x;\n",
+    }
+    before = hashed_modules(module_folder(tmp_path, modules))
+    assert list(before)[-1] == "main.js" and list(before).index("c.js") < list(before).index("a.js")
+    assert f'from "./{before["c.js"][0]}"' in before["a.js"][1].decode()
+    assert f'}} from "./{before["b.js"][0]}";' in before["main.js"][1].decode()
+    after = hashed_modules(module_folder(tmp_path, {**modules, "c.js": "export const c = (x) => x + 1;\n"}))
+    changed = sorted(name for name in modules if before[name][0] != after[name][0])
+    assert changed == ["a.js", "c.js", "main.js"]
+
+
+@pytest.mark.parametrize(
+    "modules, message",
+    [
+        ({"main.js": 'import { a } from "./a.js";\n', "a.js": 'import "./main.js";\n'}, "import cycle"),
+        ({"main.js": 'const m = import("./a.js");\n', "a.js": ""}, "cannot rewrite"),
+        ({"main.js": 'import { x } from "https://example.org/x.js";\n'}, "not a module of static/loader"),
+        ({"main.js": 'import { x } from "./nowhere.js";\n'}, "not a module of static/loader"),
+        ({"main.js": "export const x = 1;\n", "a.js": "export const y = 2;\n"}, "not imported by main.js"),
+        ({"main.js": '  import { a } from "./a.js";\n', "a.js": ""}, "cannot rewrite"),
+    ],
+)
+def test_the_build_stops_at_an_import_it_cannot_hash(tmp_path, modules, message):
+    with pytest.raises(build.BuildError, match=message):
+        hashed_modules(module_folder(tmp_path, modules))
 
 
 def test_corrupted_cached_wheel_is_detected(tmp_path, warm_cache):
@@ -473,7 +562,7 @@ def test_server_types_compression_caching_csp(cdn):
         status, h, body = _get(server.url)
         assert status == 200 and h["Content-Type"].startswith("text/html")
         assert h["Cache-Control"] == "no-cache" and h["Content-Security-Policy"] == build.CSP
-        loader = next((cdn / "assets").glob("loader.*.js")).name
+        loader = next((cdn / "assets").glob("boot.*.js")).name
         status, h, body = _get(server.url + "assets/" + loader, {"Accept-Encoding": "gzip"})
         assert h["Content-Type"] == "text/javascript" and "immutable" in h["Cache-Control"]
         if (cdn / "assets" / (loader + ".gz")).exists():
@@ -509,7 +598,7 @@ def test_server_sends_wasm_mime_type(site):
 
 def test_the_shell_reads_the_catalogs(site):
     """index.html's own texts are the default language's, from app/i18n/es.po; every language's are in
-    the configuration, for static/loader.js; the noscript note is in every language."""
+    the configuration, for the page's loader; the noscript note is in every language."""
     from app.i18n import LANGS, shell_text
 
     page = (site / "index.html").read_text()

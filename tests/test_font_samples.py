@@ -85,7 +85,7 @@ def test_the_page_lays_the_samples_out_without_showing_them():
 
 
 def test_the_texts_come_in_the_order_the_page_shows_them():
-    """static/loader.js lays out one text of the samples a task, in their order: the live region's first
+    """static/loader/fonts.js lays out one text of the samples a task, in their order: the live region's first
     (it speaks at the first click), then as the states show them."""
     says = json.dumps({"step": "Posición 3"}).replace('"', "&quot;")
     tree = parse(samples([LATER.replace('"{}"', f'"{says}"')], FIRST))

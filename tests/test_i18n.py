@@ -32,6 +32,7 @@ from app.i18n import (
 )
 from app.i18n.__main__ import stale, template
 from app.sections.quiz import logic as quiz
+from buildsupport.loader import CLASSIC, MODULES
 from tests.languages import absent_language
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,11 +164,17 @@ def test_template_is_up_to_date():
 # No key is built at run time (test_no_key_is_built_at_run_time), so every key the code can ask for is
 # a string literal in it: a call tr("key"), self.tr("key"), tr(lang, "key") (USE), or a literal handed on
 # to one (a table such as quiz.OPTION_KEY, a key chosen in an if): a quoted literal that is a key
-# (QUOTED). The shell's keys are TEXT.shell_x or "shell_x" in static/loader.js, {{shell_x}} in
-# static/index.html, "shell_x" in buildsupport/.
+# (QUOTED). The shell's keys are TEXT.shell_x or "shell_x" in the page's loader (buildsupport/loader.py:
+# its classic scripts, static/loader/*.js), {{shell_x}} in static/index.html, "shell_x" in buildsupport/.
 
 USE = re.compile(r"""\btr\(\s*(?:[\w.]+\s*,\s*)?["']([a-z][A-Za-z0-9_]*)["']""")
 QUOTED = re.compile(r"""["']([a-z][A-Za-z0-9_]*)["']|\{\{(shell_\w+)\}\}|\bTEXT\.(shell_\w+)""")
+
+
+def loader_sources() -> dict[str, str]:
+    """The page's loader: its classic scripts and its modules (buildsupport/loader.py)."""
+    paths = [*(ROOT / "static" / name for name in CLASSIC), *sorted(MODULES.glob("*.js"))]
+    return {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in paths}
 
 
 def source_texts():
@@ -235,8 +242,8 @@ def test_no_key_is_built_at_run_time():
             if isinstance(arg, (ast.JoinedStr, ast.BinOp, ast.Call))
         ]
         bad += [f"{where}:{node.lineno} {ast.unparse(node)}" for node in built_strings(tree, keys)]
-    loader = (ROOT / "static" / "loader.js").read_text(encoding="utf-8")
-    bad += [f"static/loader.js: TEXT[{m}" for m in re.findall(r"\bTEXT\[(?!STAGE_TEXT\[)([^\]]*)", loader)]
+    for path, text in loader_sources().items():
+        bad += [f"{path}: TEXT[{m}" for m in re.findall(r"\bTEXT\[(?!STAGE_TEXT\[)([^\]]*)", text)]
     assert bad == []
 
 
@@ -510,7 +517,7 @@ def test_shell_texts_come_from_the_catalogs():
     keys = [k for k in catalog_keys() if k.startswith(SHELL_PREFIX)]
     assert all(list(texts) == keys for texts in shell.values())
     page = (ROOT / "static" / "index.html").read_text(encoding="utf-8")
-    loader = (ROOT / "static" / "loader.js").read_text(encoding="utf-8")
+    loader = "\n".join(loader_sources().values())
     # no text of the page's own in the shell's sources: their markers and keys only
     visible = re.sub(r"<[^>]+>|\{\{\w+\}\}", " ", re.sub(r"<script.*?</script>", "", page, flags=re.S))
     assert visible.split() == [], visible.split()

@@ -339,7 +339,7 @@ def test_keys_and_animation_on_the_preview(site, browser):
         page.context.close()
 
 
-# Whether the preview's title, text and figures, as the loader moved them node by node (static/loader.js
+# Whether the preview's title, text and figures, as the loader moved them node by node (static/diff.js
 # diff), are the state's own file, node for node.
 SAME_AS_ITS_FILE = """async (name) => {
   const cfg = JSON.parse(document.getElementById('kv-config').textContent);
@@ -360,7 +360,7 @@ def test_each_state_drawn_is_its_file_node_for_node(site, browser):
     """The preview moves from state to state by changing only what differs: after every kind of move
     (the first step, where the clock's plot comes; steps; the mode both ways; the step back; Reiniciar)
     what the page shows is the state's own file. A step waits here until its changes were found ahead
-    (in idle time, static/loader.js findAhead), so the changes found ahead are the ones checked."""
+    (in idle time, static/loader/preview.js findAhead), so the changes found ahead are the ones checked."""
     with serve(site) as url:
         page, _ = open_held(browser, url + "index.html?lang=en", hold=RUNTIME)
         snap = page.locator("#kv-snapshot")
@@ -393,7 +393,7 @@ NEVER_IDLE = "window.requestIdleCallback = () => 0;"  # a page that is never idl
 
 def test_the_first_step_is_found_ahead_without_waiting_for_idle_time(site, browser):
     """The reader's most likely first click, Avanzar, has its changes found right after the first paint
-    (static/loader.js fetchAhead(true)), not in idle time, which comes late on a busy phone: on a page that
+    (static/loader/preview.js fetchAhead(true)), not in idle time, which comes late on a busy phone: on a page that
     is never idle they are found, and the click applies them; the next step's, left to idle time, are
     not."""
     with serve(site) as url:
@@ -418,7 +418,7 @@ BOKEH_METHODS_JS = """() => {
 
 
 def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
-    """BokehJS builds and draws the live page in slices (static/loader.js sliceRender): with a phone's CPU
+    """BokehJS builds and draws the live page in slices (static/loader/slices.js sliceRender): with a phone's CPU
     (4x) the views are built, the DOM made, the styles and the layout set and the plots painted in many
     tasks, not in one; meanwhile the live page takes no height (a course page's frame is not resized
     twice); afterwards the live page is whole and BokehJS's own methods are back."""
@@ -454,10 +454,12 @@ def test_the_live_render_gives_the_page_back_while_it_builds(site, browser):
 
 
 def test_the_live_page_waits_for_the_reader_to_pause(site, browser):
-    """The live page's first render ends in one long draw (static/loader.js readerPaused): while
+    """The live page's first render ends in one long draw (static/loader/controls.js readerPaused): while
     the reader is at work on the preview it waits, and begins QUIET_MS after their last key, where they
     are; BokehJS, staged, ran meanwhile."""
-    quiet = int(re.search(r"const QUIET_MS = (\d+);", (ROOT / "static" / "loader.js").read_text()).group(1))
+    quiet = int(
+        re.search(r"const QUIET_MS = (\d+);", (ROOT / "static" / "loader" / "controls.js").read_text()).group(1)
+    )
     with serve(site) as url:
         page, app = open_held(browser, url + "index.html?lang=es")
         page.locator("body").click(position={"x": 5, "y": 5})
@@ -724,7 +726,7 @@ TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAni
 
 
 def test_a_click_reads_no_layout_when_the_view_is_the_one_found_ahead(site, browser):
-    """Which of a step's changes are in the reader's sight is found with the changes, ahead (static/loader.js
+    """Which of a step's changes are in the reader's sight is found with the changes, ahead (static/loader/preview.js
     splitOps): the first click applies both, reading no layout. After a scroll the view is another: the
     click finds them again. Either way the state drawn is its file, node for node."""
     with serve(site) as url:

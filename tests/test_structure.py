@@ -339,6 +339,46 @@ def test_no_long_file_in_app():
     assert long == {}
 
 
+STATIC = ROOT / "static"
+# A function of the page's JavaScript, as the house writes it: `function`, an arrow function with a body
+# or a class method, its body opened at its line's end and closed by the first "}" at its line's indentation.
+JS_FUNCTION = re.compile(
+    r"(\bfunction\b[^{]*\{|=>\s*\{|^\s+(?:async\s+)?(?!(?:if|for|while|switch|catch)\b)[A-Za-z_$][\w$]*\s*\([^()]*\)\s*\{)"
+    r"\s*(//.*)?$"
+)
+
+
+def js_functions(text: str) -> list[tuple[int, int]]:
+    """(first line, lines) of every function of a JavaScript file, nested ones included (and counted in
+    the one that holds them). A classic script's wrapper, `(function (...) {` in the first column, is the
+    file's scope, as a module's top level is: not a function here."""
+    lines = text.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if not JS_FUNCTION.search(line) or line.startswith("(function"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        end = next(
+            j for j in range(i + 1, len(lines)) if lines[j].startswith(" " * indent + "}") and len(lines[j]) > indent
+        )
+        found.append((i + 1, end - i + 1))
+    return found
+
+
+def test_the_page_s_javascript_is_short():
+    """static/ (the page's shell: the loader's classic scripts and modules, the workers): no file over
+    400 lines, no function over 60 (counted with the functions it holds)."""
+    files = sorted(STATIC.rglob("*.js"))
+    assert len(files) > 15 and STATIC / "loader" / "main.js" in files
+    long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert long == {}
+    functions = {p: js_functions(p.read_text(encoding="utf-8")) for p in files}
+    assert len(functions[STATIC / "loader" / "slices.js"]) > 15  # the pattern sees the house's functions
+    assert [
+        f"{p.relative_to(ROOT)}:{at} ({n} lines)" for p, found in functions.items() for at, n in found if n > 60
+    ] == []
+
+
 def test_no_colour_written_by_value():
     """Every colour is a role of app/style's PALETTE: the figures read it, the stylesheets read its
     custom properties (var(--kv-...)). Only the palette itself writes colours by value."""

@@ -109,7 +109,7 @@ def test_the_rules_and_their_reading():
 
 
 def test_the_preview_has_the_live_pages_keys():
-    """static/loader.js answers the keyboard on the preview with the live page's map (app/components/a11y.js)."""
+    """static/keys.js answers the keyboard on the preview with the live page's map (app/components/a11y.js)."""
     import re
 
     def keys(path: str) -> dict[str, str]:
@@ -118,5 +118,5 @@ def test_the_preview_has_the_live_pages_keys():
         pairs = re.findall(r"""(?:'([^']+)'|"([^"]+)"|(\w+)):\s*['"](\w+)['"]""", block)
         return {next(k for k in m[:3] if k): m[3] for m in pairs}
 
-    live, preview = keys("app/components/a11y.js"), keys("static/loader.js")
+    live, preview = keys("app/components/a11y.js"), keys("static/keys.js")
     assert live == preview and live["ArrowRight"] == "step" and live[" "] == "play", (live, preview)

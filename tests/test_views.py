@@ -124,7 +124,7 @@ def test_html_snapshot_draws_the_state():
     assert "t = 10 / 64" in html and "<script" not in html
     top, bottom = html.split(PROGRESS)  # the loading progress goes between them
     assert "Step" in top and "K, layer 1" in bottom and "aria-hidden='true'" in bottom.split(">")[0]
-    # the title and text pictures for the eyes; the controls real buttons (static/loader.js answers them),
+    # the title and text pictures for the eyes; the controls real buttons (static/loader/controls.js answers them),
     # between them: the text grows under the buttons, as in the live page
     assert (
         top.count("<div class='kv-picture' aria-hidden='true'>") == 2

@@ -2,7 +2,7 @@
 
 A browser fetches a font, at each size and weight, the first time a text needs it; Chromium asks
 its browser process for it, synchronously, on the page's main thread. The first step of the
-preview (app/figure/snapshot.py, static/loader.js) shows texts the first paint does not: the first
+preview (app/figure/snapshot.py, static/loader/) shows texts the first paint does not: the first
 sampled token (upright and bold, where the prompt's are italic), a ▲ and a ▶ that fall back to
 another font, the live region's first words; that step's layout waits for those fonts, the longer
 when the browser process is busy (docs/performance.md). `samples` writes one element per kind of
@@ -29,7 +29,7 @@ LIVE_REGION = (("p", "kv-sr"),)  # the page's live region (static/index.html #kv
 
 class _Texts(HTMLParser):
     """The characters of a document's texts by the chain of elements they sit in; the words of its
-    data-says (the live region's, static/loader.js announce) under LIVE_REGION."""
+    data-says (the live region's, static/loader/preview.js announce) under LIVE_REGION."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

@@ -241,7 +241,7 @@ PROGRESS = "<!--kv-progress-->"  # between the controls and the figure: where th
 def says(view) -> dict[str, str]:
     """What the live page says (its live region, app/figure/controls.py) when the reader's action lands
     on this state, and its labels, for the preview's loader to answer the controls with the same words
-    before Python runs (static/loader.js): `step` a step to here, `reset`, `mode[m]` a switch to mode m,
+    before Python runs (static/loader/controls.js): `step` a step to here, `reset`, `mode[m]` a switch to mode m,
     `back` a step back to here, `back_none` one at the prompt (nothing to undo), `play`/`pause` the
     animation, `full` Animar at the window's end; `pause_label` Animar's label while it plays."""
     tr, c = translator(view.lang), view.controls
@@ -265,7 +265,7 @@ def says(view) -> dict[str, str]:
 def render(view, grid_url: str = GRID_URL) -> str:
     """The page's current state (app/page.py's Explorable) as HTML: two <div class='kv-snap'>, the title,
     controls and text, then the figures, with PROGRESS between them, where the page's loader puts its
-    progress (static/loader.js); styled by `style()`; `grid_url`: the address of the text's grid_image.
+    progress (static/loader/progress.js); styled by `style()`; `grid_url`: the address of the text's grid_image.
     Everything but the controls is a picture for the eyes, hidden from screen readers; the controls
     are buttons the loader answers from the prerendered states, with the live page's words (`says`),
     until the live page takes over."""
@@ -325,7 +325,7 @@ def style() -> str:
 
 
 def state_name(lang: str, mode: str, t: int) -> str:
-    """The file name of one preview, as the page's loader builds it (static/loader.js)."""
+    """The file name of one preview, as the page's loader builds it (static/loader/config.js stateName)."""
     return f"{lang}-{mode}-{t}.html"
 
 

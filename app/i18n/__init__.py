@@ -8,7 +8,7 @@ A language is a catalog file: LANGS are the files present (es first, the rest by
 language is dropping `xx.po` here (docs/design.md). DEFAULT_LANG, Spanish, is the one fallback
 everywhere: a language not in LANGS reads Spanish, and so does a key missing (or untranslated,
 or fuzzy) in a language's catalog; tests/test_i18n.py checks that none is missing. The page's shell
-(static/index.html, static/loader.js) takes its texts from the same catalogs at build time: the keys
+(static/index.html, the loader: static/loader/) takes its texts from the same catalogs at build time: the keys
 that start with `shell_` (`shell_text()`, buildsupport/site.py).
 
 Catalogs: msgid is the key the code names (always a literal in the code, so a grep finds every use),
@@ -49,7 +49,7 @@ DEFAULT_LANG = "es"
 NARROW_NBSP = "\u202f"
 HERE = Path(__file__).resolve().parent
 CATALOGS_ENV = "KV_EXPLORABLE_CATALOGS"
-SHELL_PREFIX = "shell_"  # the page's shell's keys (static/index.html, static/loader.js)
+SHELL_PREFIX = "shell_"  # the page's shell's keys (static/index.html, static/loader/)
 COUNT = "n"  # a plural entry's count
 LANG_FILE = re.compile(r"^[a-z]{2,3}\.po$")  # the language's code, as ?lang= takes it: es.po
 
@@ -150,7 +150,7 @@ def language_names() -> dict[str, str]:
 
 def shell_text() -> dict[str, dict[str, str]]:
     """The page shell's texts (keys `shell_*`) in every language, missing ones in the default one:
-    the build puts them in the page's configuration for static/loader.js."""
+    the build puts them in the page's configuration for the page's loader (static/loader/config.js shellTexts)."""
     keys = [k for k in catalog_keys() if k.startswith(SHELL_PREFIX)]
     return {lang: {k: tr(lang, k) for k in keys} for lang in LANGS}
 

@@ -12,7 +12,7 @@
   // A reader who goes on clicking the preview's Avanzar while the page loads (tests/bench_load.py,
   // the storm visit): each click's input time (the event's own timestamp, so a wait behind a running
   // task counts) and which answer it waits for; frames[k]: when the frame that drew the loader's k-th
-  // answer (static/loader.js kv.answers) was done (the first frame whose animation callbacks find it
+  // answer (static/loader/controls.js kv.answers) was done (the first frame whose animation callbacks find it
   // made draws it; a task posted from them runs after that frame's style, layout and paint, and after
   // the tasks already queued: an upper bound, for the clicks Event Timing cannot time, below).
   window.__probe.clicks = [];
@@ -31,7 +31,7 @@
   // handler and its promise jobs have run), whether the click's answer was made in its own handling, so
   // that the frame Event Timing times is the frame that draws it; and whether, made before the preview's
   // controls started, the click's step was drawn in its own handling in the preview's first part (the
-  // title, the controls and the text; static/loader.js drawEarly), the rest coming when they start.
+  // title, the controls and the text; static/early.js drawEarly), the rest coming when they start.
   window.__probe.events = [];
   window.__probe.downs = []; // the pointerdowns' entries: [startTime, duration] (INP's other half of a click)
   try {
