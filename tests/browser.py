@@ -358,6 +358,9 @@ def wait_for_text(page, text: str, timeout_ms: int = 30000) -> None:
 # -- reading and driving the explorable (shared by the panel-serve and static-site tests) -----------
 
 OUT = ROOT / "test-output"
+# Screenshots for a person to look at, taken when KV_EXPLORABLE_SHOTS=1 (a full page of every section
+# open is a PNG of megabytes: seconds each, and nothing a test asserts).
+SHOTS = os.environ.get("KV_EXPLORABLE_SHOTS") == "1"
 
 
 def open_app(browser, app: str, query: str = "", **kw):
@@ -464,9 +467,11 @@ def wait_grid_end(page, end: float) -> None:
     page.wait_for_function(f"(end) => ({GRID_RANGE})()?.[1] === end", arg=end)
 
 
-def shot(page, name: str):
-    OUT.mkdir(exist_ok=True)
-    page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+def shot(page, name: str, full_page: bool = True):
+    """The page as the reader sees it, in test-output/NAME.png, when screenshots are asked for (SHOTS)."""
+    if SHOTS:
+        OUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUT / f"{name}.png"), full_page=full_page)
 
 
 def errors(page):

@@ -16,7 +16,6 @@ import pytest
 
 from app.sections import SECTIONS
 from tests.browser import (
-    OUT,
     ROOT,
     box_centre,
     chromium_missing,
@@ -213,7 +212,6 @@ def bar_in_view(page, frame, width: int, height: int, lang: str) -> None:
     page.mouse.click(*box_centre(box))
     wait_t(frame, 21)
     assert page.evaluate("window.scrollY") == scrolled  # nothing had to scroll
-    OUT.mkdir(exist_ok=True)
-    page.screenshot(path=str(OUT / f"embedded-bar-{lang}-{width}.png"))  # what the reader sees
+    shot(page, f"embedded-bar-{lang}-{width}", full_page=False)  # what the reader sees
     page.evaluate("window.scrollTo(0, 0)")  # back at the top: the bar in its own place
     frame.wait_for_function("document.documentElement.style.getPropertyValue('--kv-host-top') === '0px'")
