@@ -83,7 +83,8 @@ def use_every_section(page, lang: str) -> None:
 
 def test_every_section_open_passes_axe_and_fits_a_phone(live, app_url):
     """Every section open and used, then each language switched live with everything still open: axe-core,
-    the page's language and landmarks, nothing sideways at the phone widths, whole token boxes. Under
+    the page's language and landmarks, nothing sideways at the phone widths, whole token boxes; then the
+    system turned dark, the page open (a_dark_system_gets_the_dark_page). Under
     Panel's server the server's own page, in Spanish (the sections' markup is the same code: the static
     site's run checks it in every language)."""
     from tests.browser import switch_language
@@ -107,25 +108,22 @@ def test_every_section_open_passes_axe_and_fits_a_phone(live, app_url):
             boxes,
         )  # 64: the figure's
         shot(page, f"{where(app_url)}-a11y-{lang}-360")
+    if static:  # the palette is app/style's under both servers; the server's dark look: test_theme_browser
+        a_dark_system_gets_the_dark_page(page)
     assert errors(page) == []
 
 
-@pytest.mark.static_only  # the palette is app/style's under both servers; the server's dark look: test_theme_browser
-def test_a_dark_system_gets_the_dark_page(live, app_url):
-    """The system's preference, changed on a page already open: the page and every figure follow it, every
-    section open and used, axe-core clean (contrast included)."""
+def a_dark_system_gets_the_dark_page(page) -> None:
+    """The system's preference, changed on a page already open with every section open and used: the page
+    and every figure follow it, the sections' too; axe-core clean (contrast included)."""
     from tests.test_theme_browser import assert_look
 
-    page = live.place(t=64, mode="full", width=360, height=800)
     page.emulate_media(color_scheme="dark")
     try:
         assert_look(page, dark=True)
-        use_every_section(page, "es")
-        assert_look(page, dark=True)  # the sections' figures too
         found = violations(page)
         assert found == [], found
-        shot(page, f"{where(app_url)}-dark-es-360")
-        assert errors(page) == []
+        shot(page, "static-dark-360")
     finally:
         page.emulate_media(color_scheme="light")
 
