@@ -7,6 +7,7 @@ per sequence, and blocks shared between sequences that begin alike.
     logits, a = gpt.llenar(ids, a)          # the model's own prefill and step, unchanged
     z = gpt.avanzar(token, a)
     b = a.fork()                             # shares every block: reference counts + 1
+    c = a.copy()                             # its own blocks on a pool of its own: freed when dropped
     gpt.avanzar(other, b)                    # its first write into a shared block copies that block
     memory(pool, {"a": a, "b": b})           # reserved / paged / shared bytes, fragmentation
     b.free()                                 # blocks nobody holds go back to the free list
@@ -21,8 +22,8 @@ sequence may lie anywhere in the pool (physically scattered, logically one
 cache); attention reads them gathered into the (H_kv, t, d_k) it always reads.
 
 PagedKVCache speaks the KVCache protocol of model.gpt: append(l, k, v) returns
-block l's whole K and V (H_kv, t, d_k); truncate(t); copy() (= fork()); len();
-n_numbers; nbytes; k[l] and v[l]. gpt.prefill and gpt.step call append once per
+block l's whole K and V (H_kv, t, d_k); truncate(t); copy(); len(); n_numbers;
+nbytes; k[l] and v[l]. gpt.prefill and gpt.step call append once per
 layer: each layer keeps its own length, and len() is the shortest (what every
 layer holds), so it changes when a whole pass is stored. The first layer to
 reach a new block allocates it (the table is shared by all layers), and all
@@ -36,6 +37,12 @@ block (the partly filled last block of a shared prompt, or any block after a
 truncate) copies it to a fresh block first (copy on write). Full shared blocks
 are never written again and stay shared. free() (a sequence leaving) gives its
 blocks back: a count reaching 0 returns the block to the free list.
+
+copy() keeps KVCache.copy's contract: a cache that can grow without touching this
+one, and that holds nothing once dropped. It copies the blocks in its table onto
+a pool of its own (room for n_ctx positions), so a throw-away copy (a timed step
+on a copy, as model.timing does) takes no block of this pool and leaves its
+counts as they were. fork() is the sharing one.
 
 memory() counts bytes from the pool's arrays (block_nbytes: K and V of one
 block in every layer): reserved, each sequence a contiguous cache of n_ctx
@@ -189,7 +196,14 @@ class PagedKVCache:
             self.pool.retain(b)
         return PagedKVCache(self.pool, self.table, self.lengths)
 
-    copy = fork
+    def copy(self) -> PagedKVCache:
+        """The same positions on a pool of its own, room for n_ctx: this pool and its counts untouched."""
+        cfg, n = self.pool.config, len(self.table)
+        own = BlockPool(cfg, max(n, self.blocks_for(cfg.n_ctx)), self.pool.block_size)
+        ids = own.allocate(n)                                       # 0 .. n-1, in table order
+        for mine, theirs in zip(own.k + own.v, self.pool.k + self.pool.v):
+            mine[ids] = theirs[self.table]                          # (n, H_kv, block_size, d_k)
+        return PagedKVCache(own, ids, self.lengths)
 
     def free(self) -> None:
         """The sequence leaves: every block released, the table emptied."""

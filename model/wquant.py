@@ -16,6 +16,10 @@ The chapter's three lines, symmetric by the largest absolute value:
     Wq    = round(W / scale).clip(-qmax - 1, qmax)
     W_hat = Wq * scale
 
+Since the largest |W| maps to qmax, the codes stay in -qmax..qmax: 255 codes at
+8 bits and 15 at 4 (-7..7); the clip's -qmax - 1 (-128, -8) is never reached.
+Symmetric absmax spends one of int4's 16 codes on nothing; NF4 uses all 16.
+
 Convention: a matrix is stored (d_in, d_out) and used as y = x @ W, so output
 unit j is COLUMN j of W (PyTorch stores the transpose, (out, in), where it is a
 row: the chapter's "por linha de saída"). The territories:
@@ -31,8 +35,9 @@ row: the chapter's "por linha de saída"). The territories:
                scaled to [-1, 1]), one absmax scale per block of 64 consecutive
                weights along the input dimension (QLoRA's block): a weight gets
                the nearest level of W / scale. A block of 64 is a whole column
-               of a 64-input matrix, so here NF4 and int4-row share their scales
-               there and differ only in where the levels sit.
+               of a 64-input matrix, so there NF4 and int4-row share their
+               scales and differ twice: in how many levels (16 against 15) and
+               in where they sit (docs/chapter.md separates the two).
 
 Scales are stored as float16 (the chapter's 16-bit scales), rounded up where
 rounding to nearest would lower them (stored_scale), and the codes are computed
@@ -40,7 +45,10 @@ against the stored scale: W_hat = code x stored scale exactly, nothing is
 clipped, and |W - W_hat| <= scale / 2 for the uniform schemes (half NF4's
 widest gap, 0.152 scale, for NF4). Bits per weight count the codes and
 the scales: 8 + 16 / d_in per row, 4 + 16 / 32 = 4.5 per group of 32, 4 + 16 / 64
-= 4.25 for NF4. At 4 bits two codes share a byte (the even-numbered one, in C
+= 4.25 for NF4. The 4.25 is this module's convention (float16 scales): QLoRA
+keeps one float32 absmax per block of 64, 4 + 32 / 64 = 4.5 bits a weight, and
+4 + 8 / 64 + 32 / (64 x 256) = 4.127 with its double quantization (the absmaxes
+in 8 bits, one float32 per 256 of them). At 4 bits two codes share a byte (the even-numbered one, in C
 order, in the low nibble); int4 codes -8..7 are kept as code + 8.
 
 Which weights: the projection matrices of every block (attn.wq, wk, wv, wo,
@@ -55,7 +63,9 @@ Three measurements, as the chapter's:
   metrics.json records (3.5405 for the float32 checkpoint); n_windows limits it.
 - agreement: the full model writes greedily after each prompt; the quantized
   one is asked, at each position, which token it would choose given the same
-  prefix (one teacher-forced pass); k of n positions agree.
+  prefix (one teacher-forced pass); k of n positions agree. Two positions in
+  448 are within the noise: float64 scales instead of float16 move the int8
+  schemes' counts and NF4's by up to two (docs/chapter.md).
 - acceptance: each quantized model as the draft of speculative decoding with
   temperature 0 (model.speculative). A greedy draft token is accepted exactly
   when the two argmaxes agree at its position (q and p are one-hot), so alpha

@@ -13,7 +13,7 @@ let pyodide = null;
 let wasm = null;               // app/wasm.py, once the app archive is unpacked
 let stage = "runtime";
 const pending = new Map();     // url -> kind, for downloads in flight
-const failures = [];           // {url, reason}
+const failures = [];           // {url, reason}, or {url, script: true}: a script that could not be loaded
 // Where the reader is on the page's preview (static/loader/controls.js): {seq, query}, the query of the state
 // after the reader's first `seq` actions. The app is built there; the page replays what came after.
 let position = null;
@@ -126,7 +126,7 @@ async function start(cfg) {
   try {
     importScripts(cfg.pyodide);
   } catch (e) {
-    failures.push({ url: cfg.pyodide, reason: "could not load script" });
+    failures.push({ url: cfg.pyodide, script: true });  // the page says why, in the reader's language
     return fail(cfg.pyodide, e);
   }
   mark("kv-pyodide-js");

@@ -549,7 +549,7 @@ def test_sizes_in_the_unit_that_fits():
 
     assert size(12_288, "es") == "12\u00a0KiB" and size(86_016, "en") == "84\u00a0KiB"
     assert size(768 * 2**20, "pt") == "768\u00a0MiB" and size(136_448 * 8, "pt") == "1,04\u00a0MiB"
-    assert size(7e9 * 2, "es") == "13.0\u00a0GiB" and size(128_000 * 131_072, "pt") == "15,6\u00a0GiB"
+    assert size(7e9 * 2, "es") == "13\u00a0GiB" and size(128_000 * 131_072, "pt") == "15,6\u00a0GiB"
     assert size(512, "en") == "512\u00a0bytes" and size(0, "es") == "0\u00a0bytes"
 
 

@@ -70,6 +70,25 @@ def test_a_fork_shares_full_blocks_and_copies_the_partial_one_on_write(gpt, text
     assert worst(gpt.step(text[11], b), gpt.step(text[11], fb)) < 1e-12
 
 
+def test_throw_away_copies_take_nothing_from_the_pool(gpt, text):
+    """copy() keeps KVCache.copy's contract: independent, and holding nothing once dropped."""
+    pool = BlockPool(gpt.config, 20, 4)
+    a = PagedKVCache(pool)
+    gpt.prefill(text[:28], a)  # 7 full blocks
+    own, refs = list(a.table), pool.refs.copy()
+    _, flat = gpt.prefill(text[:28])
+    for _ in range(14):  # as forks, 14 would hold a's 7 blocks and a new block each: 7 + 14 > 20
+        z = gpt.step(text[28], a.copy())
+        assert worst(z, gpt.step(text[28], flat.copy())) < 1e-12
+    assert a.table == own and np.array_equal(pool.refs, refs) and pool.n_free == 13
+    b = a.copy()
+    for t in text[28:64]:
+        gpt.step(t, b)  # a copy grows to the end of the window on its own pool
+    assert len(b) == 64 and len(a) == 28 and kv_difference(a, flat) == 0.0 and pool.n_free == 13
+    a.free()
+    assert pool.n_free == 20 and pool.refs.sum() == 0
+
+
 def test_writing_after_a_truncate_copies_a_full_shared_block(gpt, text):
     pool = BlockPool(gpt.config, 20, 4)
     a = PagedKVCache(pool)

@@ -248,7 +248,7 @@ def test_the_quiz_is_about_the_lesson_whatever_the_smaller_cache(kv, fmt):
     assert "(L = 2, d = 64)" in memory and "16,384, 128\u00a0KiB at 8 bytes per number" in memory
     assert "a single digit" in q["fixed"]["answers"]["mask"]
     quiz = next(s for s in view.sections if s.key == "quiz")
-    assert "lesson&#x27;s mini-GPT: its 4 K/V heads and its cache in float64, at 8 bytes" in quiz.intro.object
+    assert "lesson&#x27;s model: its 4 K/V heads and its cache in float64, at 8 bytes" in quiz.intro.object
     got, want = quiz.case(), lesson_view.ex.gpt.attention_at(view.ex.ids, 0, 0)
     assert all((a == b).all() for a, b in zip(got, want))
     view.session.settings.kv_heads, view.session.settings.precision = 4, "float64"  # back to the lesson's

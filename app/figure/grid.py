@@ -20,6 +20,7 @@ from bokeh.models import (
     Scatter,
 )
 
+from ..i18n import num
 from ..state.explorer import COMPUTED, FUTURE, READ
 from ..state.settings import FULL
 from ..style import CELL_PALETTE, INK, PALETTE, PHONE_MEDIA, position_figure, show_token, ticks, zoom_ticks
@@ -306,7 +307,7 @@ class CacheGrid(Part):
         state_text = self.tr(key)
         if p < ex.t:
             v = vecs[i][p]
-            values = self.tr("cell_values", n=v.size, lo=f"{v.min():.2f}", hi=f"{v.max():.2f}")
+            values = self.tr("cell_values", n=v.size, lo=num(v.min(), self.lang, 2), hi=num(v.max(), self.lang, 2))
             tok = show_token(ex.gpt.tokenizer.vocab[ex.ids[p]])
         else:
             values = tok = ""

@@ -157,9 +157,12 @@ def shell_text() -> dict[str, dict[str, str]]:
 
 def num(x, lang: str, digits: int = 0) -> str:
     """12345.6 -> '12 346' (es: narrow spaces, decimal point, as the course writes),
-    '12,346' (en), '12.346' (pt: as the chapter writes, with a decimal comma)."""
+    '12,346' (en), '12.346' (pt: as the chapter writes, with a decimal comma). es writes no zeros
+    after the point's last significant digit (8.5, 32, 0.001, not 8.500, 32.000): with a decimal
+    point, three digits after it read as thousands to a reader in Spain."""
     s = f"{x:,.{digits}f}"
     if lang == "es":
+        s = s.rstrip("0").rstrip(".") if digits > 0 else s
         return s.replace(",", NARROW_NBSP)
     if lang == "pt":
         return s.replace(",", "\0").replace(".", ",").replace("\0", ".")
@@ -167,8 +170,10 @@ def num(x, lang: str, digits: int = 0) -> str:
 
 
 def sci(x: float, lang: str = "en") -> str:
-    """4.44e-15 -> '4.4e-15' ('4,4e-15' in pt), 0 -> '0'."""
+    """4.44e-15 -> '4.4e-15' ('4,4e-15' in pt), 0 -> '0'; es without a zero after the point (4e-15)."""
     s = "0" if x == 0 else f"{x:.1e}".replace("e-0", "e-").replace("e+0", "e+")
+    if lang == "es":
+        return s.replace(".0e", "e")
     return s.replace(".", ",") if lang == "pt" else s
 
 
@@ -177,7 +182,8 @@ UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
 
 def size(n_bytes: float, lang: str) -> str:
     """A size in the unit that fits: 12 KiB, 768 MiB, 1.04 MiB, 15.6 GiB (three significant digits
-    unless the number is whole in its unit), a no-break space before the unit."""
+    unless the number is whole in its unit; es drops zeros after them: 13 GiB), a no-break space before
+    the unit."""
     value, unit = float(n_bytes), 0
     while abs(value) >= 1024 and unit < len(UNITS) - 1:
         value, unit = value / 1024, unit + 1

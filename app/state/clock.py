@@ -29,7 +29,8 @@ def clock_text(ratio: float, lang: str) -> str:
 
 
 def ms_text(seconds: float, lang: str) -> str:
-    """Milliseconds with three significant digits (the medians resolve that much, not more)."""
+    """Milliseconds with three significant digits (the medians resolve that much, not more; es drops
+    the zeros at their end, as num does)."""
     ms = seconds * 1e3
     digits = 0 if ms >= 100 else max(0, 2 - int(math.floor(math.log10(ms)))) if ms > 0 else 0
     return num(ms, lang, digits)

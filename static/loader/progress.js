@@ -30,7 +30,10 @@ export function showError(msg) {
   console.error("kv-explorable:", msg.where, msg.detail || msg.message);
   const after = page.live || msg.live;
   if (!msg.soft) page.failed = page.boot.bar.stopped = true;
-  const files = [...new Set((msg.failures || []).map((f) => `${f.url} (${f.reason})`))];
+  // a failure names its file and why: a script that could not be loaded in the reader's language, else
+  // the worker's own words (an HTTP status, a download's error)
+  const why = (f) => (f.script ? TEXT.shell_script_failed : f.reason);
+  const files = [...new Set((msg.failures || []).map((f) => `${f.url} (${why(f)})`))];
   if (!files.length && msg.where && !after) files.push(msg.where);
   $("kv-failed").textContent = after ? (msg.soft ? TEXT.shell_pyerror : TEXT.shell_stopped) : TEXT.shell_failed;
   $("kv-error-message").textContent = msg.message || TEXT.shell_failed;

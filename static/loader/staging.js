@@ -152,7 +152,7 @@ async function runPageScripts() {
   performance.mark("kv-bokeh-ready");
 }
 
-const failures = (e) => (e.url ? [{ url: e.url, reason: TEXT.shell_script_failed }] : []);
+const failures = (e) => (e.url ? [{ url: e.url, script: true }] : []);
 
 export function startBokehJS() {
   if (!bokehJS) {

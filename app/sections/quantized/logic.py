@@ -32,6 +32,7 @@ from model.wquant import (
     fingerprint,
     greedy_texts,
     matrix_errors,
+    projections,
     quantized_model,
     weight_stats,
 )
@@ -42,6 +43,8 @@ SCHEME_NAMES = tuple(SCHEMES)  # what the reader chooses from (float32 is the re
 DEFAULT_SCHEME = "int4-row"
 N_PROMPTS = 8  # the committed prompts (model.wquant.held_out_prompts)
 SIGMAS = 6.0  # "an outlier weight": beyond this many standard deviations (the chapter's line)
+CHAPTER_OUTLIER = 1579.6  # the chapter's outlier feature (dimension 62 of its 0.5B model) ...
+CHAPTER_MEDIAN = 1.6  # ... where the median dimension never exceeds this
 
 # the chapter's three lines (and the way back), as model.wquant.quantize_matrix runs them per territory
 CODE = """qmax  = 2 ** (bits - 1) - 1
@@ -80,6 +83,12 @@ def n_new() -> int:
 def is_measured_model(gpt) -> bool:
     """Whether the committed numbers are this checkpoint's (its projection matrices' fingerprint)."""
     return fingerprint(gpt) == committed()["weights_sha256"]
+
+
+def what_is_quantized(gpt) -> dict:
+    """How many matrices the section quantizes, their parameters, and the model's in all."""
+    names = projections(gpt.config)
+    return {"matrices": len(names), "quantized": sum(gpt.params[n].size for n in names), "params": gpt.n_params()}
 
 
 def scheme_facts(name: str) -> dict:

@@ -70,7 +70,6 @@ class QuantizedSection(MeasuringSection):
         from .logic import CODE, N_PROMPTS, committed, n_new
 
         tr = self.tr
-        self.intro.object = f"<p>{esc(tr('wq_intro'))}</p>"
         self.code.object = f"<pre class='code quantized' lang='en' tabindex='0'>{esc(CODE)}</pre><p class='explain'>{esc(tr('wq_code_note'))}</p>"
         self.scheme.name = tr("wq_scheme")
         self.prompt_label.object = f"<p class='control-label'>{esc(tr('wq_prompt', n=N_PROMPTS))}</p>"
@@ -93,13 +92,26 @@ class QuantizedSection(MeasuringSection):
         if not self.built:
             return
         with pn.io.unlocked():
+            self.draw_intro()
             self.draw_scheme()
             self.draw_schemes()
             self.draw_texts()
             self.show()
 
+    def draw_intro(self):
+        from .logic import what_is_quantized
+
+        w = what_is_quantized(self.ex.gpt)  # the model the figure runs: 2 or 1 K/V heads have fewer parameters
+        said = self.tr(
+            "wq_intro",
+            matrices=w["matrices"],
+            quantized=num(w["quantized"], self.lang),
+            params=num(w["params"], self.lang),
+        )
+        self.intro.object = f"<p data-testid='quantized-intro'>{esc(said)}</p>"
+
     def draw_scheme(self):
-        from .logic import SIGMAS, activation_facts, matrix_rows, mean_error, scheme_facts, sizes, weight_outliers
+        from .logic import matrix_rows, mean_error, scheme_facts, sizes
 
         tr, lang, scheme = self.tr, self.lang, self.choice.scheme
         f = scheme_facts(scheme)
@@ -127,6 +139,12 @@ class QuantizedSection(MeasuringSection):
         html = table(tr, label, head, body, "quantized-matrices", data)
         said = tr("wq_matrices_sum", worst=num(worst, lang, 4), median=num(median, lang, 4), scheme=scheme)
         self.matrices.object = f"<h3>{esc(label)}</h3>{html}<p class='explain'>{esc(said)}</p>"
+        self.draw_outliers(rows)
+
+    def draw_outliers(self, rows):
+        from .logic import CHAPTER_MEDIAN, CHAPTER_OUTLIER, SIGMAS, activation_facts, weight_outliers
+
+        tr, lang = self.tr, self.lang
         w, a = weight_outliers(rows), activation_facts()
         key = "wq_weights_none" if not w["beyond"] else "wq_weights_some"
         weights = tr(key, max=num(w["max_sigmas"], lang, 1), matrix=w["matrix"], n=w["beyond"], s=num(SIGMAS, lang))
@@ -141,6 +159,8 @@ class QuantizedSection(MeasuringSection):
                 windows=a["windows"],
                 s=num(SIGMAS, lang),
                 layers=a["layers"],
+                outlier=num(CHAPTER_OUTLIER, lang, 1),
+                median=num(CHAPTER_MEDIAN, lang, 1),
             )
         self.outliers.object = (
             f"<p class='explain' data-testid='quantized-outliers' data-weights='{w['beyond']}' "
@@ -148,11 +168,16 @@ class QuantizedSection(MeasuringSection):
             f"{esc(weights)} {esc(acts)}</p>"
         )
 
+    def percent(self, share: float) -> str:
+        """0.987 -> '98.7%' (en), '98.7\u00a0%' (es, pt): the catalogs' `percent` after the number."""
+        return num(100 * share, self.lang, 1) + self.tr("percent")
+
     def draw_schemes(self):
         from .logic import REFERENCE, SCHEME_NAMES, committed, committed_rows, is_measured_model, sizes
 
         tr, lang, chosen = self.tr, self.lang, self.choice.scheme
         here, rows, c = sizes(self.ex.gpt), committed_rows(), committed()
+        pct = self.percent
         body = []
         for s in (REFERENCE, *SCHEME_NAMES):
             r, z = rows[s], here[s]
@@ -163,8 +188,8 @@ class QuantizedSection(MeasuringSection):
                     num(z["bits_per_weight"], lang, 3),
                     num(z["total"], lang),
                     num(r["held_out_loss"], lang, 4),
-                    f"{r['agree']}/{r['total']} ({num(100 * r['agreement'], lang, 1)} %)",
-                    f"{r['accepted']}/{r['tested']} ({num(100 * r['alpha'], lang, 1)} %)",
+                    f"{r['agree']}/{r['total']} ({pct(r['agreement'])})",
+                    f"{r['accepted']}/{r['tested']} ({pct(r['alpha'])})",
                 ]
             )
         label = tr("wq_schemes_title")
@@ -257,21 +282,22 @@ class QuantizedSection(MeasuringSection):
             self.measured.object = ""
             return
         ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
+        pct = self.percent
         s = lab.totals()
         row = committed_rows()[lab.scheme]
         body = [
             [
                 tr("wq_here"),
                 f"{s['prompts']}",
-                f"{s['agree']}/{s['total']} ({num(100 * s['rate'], lang, 1)} %)",
-                f"{s['accepted']}/{s['tested']} ({num(100 * s['alpha'], lang, 1)} %)",
+                f"{s['agree']}/{s['total']} ({pct(s['rate'])})",
+                f"{s['accepted']}/{s['tested']} ({pct(s['alpha'])})",
                 f"{ms(s['agreement_s'])} + {ms(s['acceptance_s'])}",
             ],
             [
                 "<code>python -m model.wquant</code>",
                 f"{len(lab.items)}",
-                f"{row['agree']}/{row['total']} ({num(100 * row['agreement'], lang, 1)} %)",
-                f"{row['accepted']}/{row['tested']} ({num(100 * row['alpha'], lang, 1)} %)",
+                f"{row['agree']}/{row['total']} ({pct(row['agreement'])})",
+                f"{row['accepted']}/{row['tested']} ({pct(row['alpha'])})",
                 "",
             ],
         ]
