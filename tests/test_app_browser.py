@@ -214,7 +214,8 @@ def test_sections_below_the_figure(live, app_url):
     assert "Hecho: 5 posiciones" in text_of(page, "timing-status")
     explain = text_of(page, "timing-explain")  # written from the table's own numbers
     ratio = re.search(r"(\S+)×", table.splitlines()[-1].split("\t")[5]).group(1)
-    assert "la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain)
+    busy = "algo más ocupaba tu máquina" in explain  # the clock's ratio upside down: said so, and measure again
+    assert "la cuenta dice 64 veces" in explain and (f"el reloj, {ratio}" in explain or "no vio" in explain or busy)
     # 2. the lesson's cell, in the code sandbox: tests/test_sandbox_browser.py, under both servers
     # 3. quiz and challenge
     open_card(page, "Comprueba tu intuición: cinco preguntas y un reto")
