@@ -86,7 +86,10 @@ def pytest_collection_modifyitems(config, items):
             kept.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # Modules with no browser and no build first: under pytest-xdist both workers run them while the first
+    # test that needs the site builds it (tests/site_fixtures.py), instead of one waiting for the other's build.
+    slow = {item.module.__name__ for item in kept if {"browser", "build"} & {m.name for m in item.iter_markers()}}
+    items[:] = sorted(kept, key=lambda item: item.module.__name__ in slow)  # stable: a module's order kept
 
 
 @pytest.fixture(autouse=True)
