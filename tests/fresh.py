@@ -20,6 +20,26 @@ def in_fresh_python(code: str) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+OPENED = """
+import json, sys
+from app.main import create_view
+v = create_view("?lang=es")
+watched = {watched!r}
+out = {{"before": [m for m in watched if m in sys.modules]}}
+s = next(s for s in v.sections if s.key == {key!r})
+out["built_before"] = s.built
+s.card.collapsed = False
+out["after"] = [m for m in watched if m in sys.modules]
+print(json.dumps(out))
+"""
+
+
+def imported_as_it_opens(key: str, watched: tuple[str, ...]) -> dict:
+    """In a fresh interpreter: which of `watched` the page had imported before section `key` opened,
+    whether it was built then, and which after the reader opened it: {before, built_before, after}."""
+    return in_fresh_python(OPENED.format(key=key, watched=watched))
+
+
 def in_fresh_loop(coro):
     """Run a coroutine to its end on a new event loop in a thread of its own; return its result."""
     with ThreadPoolExecutor(1) as pool:

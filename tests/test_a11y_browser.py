@@ -20,8 +20,10 @@ from tests.browser import (
     chromium_missing,
     current_t,
     errors,
+    foreign,
     open_all_sections,
     open_app,
+    open_card,
     overflow,
     run_and_wait,
     shot,
@@ -58,6 +60,26 @@ def assert_fits(page, label: str) -> None:
         found = overflow(page)
         assert found["viewport"] == width and found["pageWidth"] == width, (label, width, found)
         assert found["outside"] == [] and found["cut"] == [], (label, width, found)
+
+
+def opened_on_a_phone(live, title: str, lang: str = "en"):
+    """A booted page (a LivePage) placed on a phone's screen in `lang` with the section `title` open:
+    (page, the requests it makes from now on)."""
+    page = live.place(lang=lang, width=360, height=800)
+    requests = page.requests
+    open_card(page, title)
+    return page, requests
+
+
+def whole_on_a_phone(page, label: str, requests: list[str]) -> None:
+    """A section open on a phone: axe-core clean, nothing sideways at the phone widths, back at 360 px
+    (its screenshot `label`), no console error, no request off this machine."""
+    found = violations(page)
+    assert found == [], found
+    assert_fits(page, label)
+    page.set_viewport_size({"width": 360, "height": 800})
+    shot(page, label.replace(" ", "-") + "-360")
+    assert errors(page) == [] and foreign(requests) == []
 
 
 def use_every_section(page, lang: str) -> None:

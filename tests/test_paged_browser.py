@@ -13,9 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.sections.paged.logic import PagedRun, memory_row, shared_blocks
-from tests.axe import violations
 from tests.browser import chromium_missing, errors, foreign, open_card, shot
-from tests.test_a11y_browser import assert_fits
+from tests.test_a11y_browser import opened_on_a_phone, whole_on_a_phone
 from tests.test_beyond_browser import page_modules
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
@@ -101,9 +100,7 @@ def test_the_paged_cache_in_the_browser(sections_page, app_url, gpt):
 
 @pytest.mark.static_only
 def test_the_paged_cache_on_a_phone_in_english(sections_page, app_url, gpt):
-    page = sections_page.place(lang="en", width=360, height=800)
-    requests = page.requests
-    open_card(page, SECTION["en"])
+    page, requests = opened_on_a_phone(sections_page, SECTION["en"])
     page.get_by_role("button", name="4", exact=True).click()  # blocks of 4, from the start
     page.get_by_role("button", name="Reset the blocks", exact=True).click()
     state(page, steps=0, block=4)
@@ -113,9 +110,4 @@ def test_the_paged_cache_on_a_phone_in_english(sections_page, app_url, gpt):
         run.advance()
     shows(page, run)
     assert "copy on write to the free block 6" in page.locator("[data-testid=paged-events]").inner_text()
-    found = violations(page)
-    assert found == [], found
-    assert_fits(page, f"{where(app_url)} paged en")
-    page.set_viewport_size({"width": 360, "height": 800})
-    shot(page, f"{where(app_url)}-paged-en-360")
-    assert errors(page) == [] and foreign(requests) == []
+    whole_on_a_phone(page, f"{where(app_url)} paged en", requests)

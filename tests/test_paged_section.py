@@ -21,7 +21,7 @@ from app.sections.paged.logic import (
     total_steps,
 )
 from model.paged import SCRIPT, PagedKVCache, memory, run_scenario
-from tests.fresh import in_fresh_python
+from tests.fresh import imported_as_it_opens
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,22 +171,8 @@ def test_the_buttons_are_the_declaration_and_a_forged_choice_is_refused(caplog):
     assert paged.choice.block_size == 16 and paged.current.block_size == 16 and paged.current.steps == 0
 
 
-FRESH = """
-import json, sys
-from app.main import create_view
-v = create_view("?lang=es")
-watched = ("model.paged", "app.sections.paged.logic")
-out = {"before": [m for m in watched if m in sys.modules]}
-s = next(s for s in v.sections if s.key == "paged")
-out["built_before"] = s.built
-s.card.collapsed = False
-out["after"] = [m for m in watched if m in sys.modules]
-print(json.dumps(out))
-"""
-
-
 def test_nothing_of_it_is_imported_before_it_opens():
-    out = in_fresh_python(FRESH)
+    out = imported_as_it_opens("paged", ("model.paged", "app.sections.paged.logic"))
     assert out == {"before": [], "built_before": False, "after": ["model.paged", "app.sections.paged.logic"]}
 
 

@@ -14,9 +14,8 @@ import pytest
 
 from app.sections.quantized.logic import committed_rows, compare
 from model.wquant import matrix_errors
-from tests.axe import violations
 from tests.browser import chromium_missing, errors, foreign, measure, open_card, shot
-from tests.test_a11y_browser import assert_fits
+from tests.test_a11y_browser import opened_on_a_phone, whole_on_a_phone
 from tests.test_beyond_browser import page_modules, static
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
@@ -92,16 +91,9 @@ def test_quantized_weights_in_the_browser(sections_page, app_url, gpt):
 
 @pytest.mark.static_only
 def test_quantized_weights_on_a_phone_in_english(sections_page, app_url, gpt):
-    page = sections_page.place(lang="en", width=360, height=800)
-    requests = page.requests
-    open_card(page, TITLE["en"])
+    page, requests = opened_on_a_phone(sections_page, TITLE["en"])
     page.get_by_role("button", name="1", exact=True).click()  # the first prompt
     choose(page, "en", "int4-tensor", gpt)
     texts_are(page, gpt, "int4-tensor", 1)
     assert "No outlier weights" in page.locator("[data-testid=quantized-outliers]").inner_text()
-    found = violations(page)
-    assert found == [], found
-    assert_fits(page, f"{where(app_url)} wq en")
-    page.set_viewport_size({"width": 360, "height": 800})
-    shot(page, f"{where(app_url)}-quantized-en-360")
-    assert errors(page) == [] and foreign(requests) == []
+    whole_on_a_phone(page, f"{where(app_url)} quantized en", requests)

@@ -30,36 +30,24 @@ from app.sections.quantized.logic import (
     sizes,
     weight_outliers,
 )
-from model.wquant import (
-    MEASURED,
-    REFERENCE,
-    SCHEMES,
-    acceptance,
-    agreement,
-    checkpoint_bytes,
-    dump_measured,
-    greedy_texts,
-    matrix_errors,
-    quantized_model,
-    weight_stats,
-)
-from tests.fresh import in_fresh_loop, in_fresh_python
+from model import wquant
+from tests.fresh import imported_as_it_opens, in_fresh_loop
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_schemes_are_model_wquants():
-    assert SCHEME_NAMES == tuple(SCHEMES) and WqChoice.param.scheme.objects == list(SCHEMES)
-    assert [r["scheme"] for r in committed()["rows"]] == [REFERENCE, *SCHEMES]
+    assert SCHEME_NAMES == tuple(wquant.SCHEMES) and WqChoice.param.scheme.objects == list(wquant.SCHEMES)
+    assert [r["scheme"] for r in committed()["rows"]] == [wquant.REFERENCE, *wquant.SCHEMES]
 
 
 @pytest.mark.parametrize("scheme", SCHEME_NAMES)
 def test_every_matrix_error_bits_and_bytes_are_model_wquants(gpt, scheme):
-    rows, errors, stats = matrix_rows(gpt, scheme), matrix_errors(gpt, scheme), weight_stats(gpt)
+    rows, errors, stats = matrix_rows(gpt, scheme), wquant.matrix_errors(gpt, scheme), wquant.weight_stats(gpt)
     assert [r["matrix"] for r in rows] == list(errors) == [s["matrix"] for s in stats]
     assert all(r["error"] == errors[r["matrix"]] for r in rows)
     assert all(r["max_sigmas"] == s["max_sigmas"] for r, s in zip(rows, stats))
-    assert sizes(gpt)[scheme] == checkpoint_bytes(gpt, scheme)
+    assert sizes(gpt)[scheme] == wquant.checkpoint_bytes(gpt, scheme)
     row = committed_rows()[scheme]  # what python -m model.wquant --write measured, on the same checkpoint
     worst, median = mean_error(rows)
     assert (worst, median) == pytest.approx((row["worst_error"], row["median_error"]), rel=1e-12)
@@ -71,13 +59,17 @@ def test_every_matrix_error_bits_and_bytes_are_model_wquants(gpt, scheme):
 def test_the_committed_numbers_are_this_checkpoints(gpt):
     c = committed()
     assert is_measured_model(gpt) and c["n_new"] == gpt.config.n_ctx - 8 and len(c["prompts"]) == 8
-    assert [{**s, "shape": list(s["shape"])} for s in weight_stats(gpt)] == c["weights"]
-    assert committed_rows()[REFERENCE]["bytes"] == checkpoint_bytes(gpt, REFERENCE)["total"] == 545_792
+    assert [{**s, "shape": list(s["shape"])} for s in wquant.weight_stats(gpt)] == c["weights"]
+    assert (
+        committed_rows()[wquant.REFERENCE]["bytes"]
+        == wquant.checkpoint_bytes(gpt, wquant.REFERENCE)["total"]
+        == 545_792
+    )
     w = weight_outliers(matrix_rows(gpt, "nf4"))
     assert w["beyond"] == 0 and w["matrix"] == "h1.attn.wk" and 4.9 < w["max_sigmas"] < 5.0  # docs/chapter.md
     a = activation_facts()
     assert a["outliers"] == {} and a["windows"] == 98 and 1.8 < a["low"] < a["high"] < 2.1
-    assert dump_measured(c) == MEASURED.read_text(encoding="utf-8")  # written as the command writes it
+    assert wquant.dump_measured(c) == wquant.MEASURED.read_text(encoding="utf-8")  # written as the command writes it
 
 
 def test_the_committed_prompts_are_the_held_out_ones(gpt):
@@ -89,7 +81,7 @@ def test_the_committed_prompts_are_the_held_out_ones(gpt):
     held = held_out_ids(gpt.tokenizer, corpus.read_text(encoding="utf-8"))
     assert held_out_prompts(held) == prompts()
     row = committed_rows()["int8-row"]
-    assert held_out_loss(quantized_model(gpt, "int8-row"), held) == pytest.approx(row["held_out_loss"], abs=1e-9)
+    assert held_out_loss(wquant.quantized_model(gpt, "int8-row"), held) == pytest.approx(row["held_out_loss"], abs=1e-9)
 
 
 @pytest.mark.parametrize("scheme", ["int8-tensor", "nf4"])
@@ -100,10 +92,10 @@ def test_the_page_measures_the_committed_agreement_and_acceptance(gpt, scheme):
     while lab.advance():
         pass
     s, row = lab.totals(), committed_rows()[scheme]
-    model = quantized_model(gpt, scheme)
-    texts = greedy_texts(gpt, prompts(), 56)
-    a = agreement(model, texts, [8] * 8)
-    acc = acceptance(gpt, model, prompts(), 56, 4)
+    model = wquant.quantized_model(gpt, scheme)
+    texts = wquant.greedy_texts(gpt, prompts(), 56)
+    a = wquant.agreement(model, texts, [8] * 8)
+    acc = wquant.acceptance(gpt, model, prompts(), 56, 4)
     assert (s["agree"], s["total"], s["accepted"], s["tested"]) == (
         a["agree"],
         a["total"],
@@ -116,15 +108,15 @@ def test_the_page_measures_the_committed_agreement_and_acceptance(gpt, scheme):
 
 def test_the_texts_and_where_they_part(gpt):
     c = compare(gpt, "int4-tensor", 0)
-    model = quantized_model(gpt, "int4-tensor")
+    model = wquant.quantized_model(gpt, "int4-tensor")
     assert (
-        c["full"] == greedy_texts(gpt, [prompts()[0]], 56)[0]
-        and c["quant"] == greedy_texts(model, [prompts()[0]], 56)[0]
+        c["full"] == wquant.greedy_texts(gpt, [prompts()[0]], 56)[0]
+        and c["quant"] == wquant.greedy_texts(model, [prompts()[0]], 56)[0]
     )
     j = c["first"]
     assert j is not None and c["full"][8 : 8 + j] == c["quant"][8 : 8 + j] and c["full"][8 + j] != c["quant"][8 + j]
     assert c["agree"][j] is False  # where they part, the quantized model disagreed given the same prefix
-    mask = agreement(model, [c["full"]], [8])["masks"][0]
+    mask = wquant.agreement(model, [c["full"]], [8])["masks"][0]
     assert c["agree"] == [bool(x) for x in mask] and len(c["agree"]) == 56
     assert first_difference([1, 2, 3], [1, 2, 3]) is None and first_difference([1, 2], [1, 3]) == 1
     assert first_difference([1, 2], [1, 2, 3]) == 2
@@ -178,7 +170,7 @@ def test_the_section_follows_the_scheme_and_speaks_every_language(gpt):
     assert "Sin pesos atípicos" in s.outliers.object and "data-weights='0'" in s.outliers.object
     assert "data-acts='0'" in s.outliers.object
     s.choice.scheme = "int8-group32"
-    worst = max(matrix_errors(gpt, "int8-group32").values())
+    worst = max(wquant.matrix_errors(gpt, "int8-group32").values())
     assert f"data-worst='{worst!r}'" in s.matrices.object and "int8-group32" in s.texts.object
     s.choice.prompt = 3
     c = compare(gpt, "int8-group32", 2)
@@ -195,22 +187,8 @@ def test_the_section_follows_the_scheme_and_speaks_every_language(gpt):
     assert s.lab is None and s.measured.object == "" and s.status.object == ""
 
 
-FRESH = """
-import json, sys
-from app.main import create_view
-v = create_view("?lang=es")
-watched = ("model.wquant", "app.sections.quantized.logic")
-out = {"before": [m for m in watched if m in sys.modules]}
-s = next(s for s in v.sections if s.key == "quantized")
-out["built_before"] = s.built
-s.card.collapsed = False
-out["after"] = [m for m in watched if m in sys.modules]
-print(json.dumps(out))
-"""
-
-
 def test_nothing_of_it_is_imported_before_it_opens():
-    out = in_fresh_python(FRESH)
+    out = imported_as_it_opens("quantized", ("model.wquant", "app.sections.quantized.logic"))
     assert out == {"before": [], "built_before": False, "after": ["model.wquant", "app.sections.quantized.logic"]}
 
 

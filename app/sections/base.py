@@ -15,6 +15,7 @@ Each section is a folder of app/sections/ (app/sections/__init__.py lists them i
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import panel as pn
@@ -33,11 +34,17 @@ def folder_css(module_file: str) -> str:
 
 class Section(OnSession):
     """A collapsible card whose widgets are built the first time it opens; see the module's docstring.
-    `key` is the section's folder (and its tests' handle), `title_key` its title's key."""
+    `key` is the section's folder (and its tests' handle), `title_key` its title's key; `css` the page's
+    styles and its folder's style.css, given to every section defined in a folder that has one."""
 
     key = ""
     title_key = ""
-    css = CSS  # a section with a style.css of its own: folder_css(__file__)
+    css = CSS
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if "css" not in cls.__dict__:
+            cls.css = folder_css(sys.modules[cls.__module__].__file__)
 
     def __init__(self, view):
         self.view = view  # the Explorable (app/page.py): its session, sandbox, language
@@ -66,6 +73,21 @@ class Section(OnSession):
 
     def pane(self, **kw):
         return pn.pane.HTML("", stylesheets=[self.css], sizing_mode="stretch_width", **kw)
+
+    def control_row(self, *widgets):
+        """`widgets` then the section's Step / Animate / Reset row (self.stepper), bottoms aligned, wrapping
+        on a narrow screen."""
+        return pn.FlexBox(
+            *widgets, self.stepper.row, align_items="flex-end", gap="8px 16px", sizing_mode="stretch_width"
+        )
+
+    def draw_all(self, *draws) -> None:
+        """Each of `draws` in turn, once the section is built, as one change for the browser (the last
+        is what a test or a screen reader waits for)."""
+        if self.built:
+            with pn.io.unlocked():
+                for draw in draws:
+                    draw()
 
     def apply_language(self):
         self.card.title = self.tr(self.title_key)
@@ -99,8 +121,16 @@ class MeasuringSection(Section):
         """The measurement so far (its table, plot and sentences), not its status line."""
         raise NotImplementedError
 
-    # the status line's texts: running, done and cancelled (a section may name its own)
-    running_key, done_key, cancelled_key = "lab_running", "lab_done", "lab_cancelled"
+    status_texts = "lab"  # the status line's keys: the catalogs' {status_texts}_running, _done, _cancelled
+
+    def status_key(self, state: str) -> str:
+        """The catalog's key for the status line in `state`: running, done or cancelled."""
+        return f"{self.status_texts}_{state}"
+
+    def lab_contents(self, controls) -> list:
+        """The measurement's part of a card, top to bottom: its intro, its controls (measure_controls()),
+        the status line, the table, the plot and the sentences written from them."""
+        return [self.lab_intro, controls, self.status, self.table, self.plot, self.explain]
 
     def status_values(self) -> dict:
         """What the status line's texts are filled with (parts done, of how many, samples each)."""
@@ -110,8 +140,8 @@ class MeasuringSection(Section):
     def status_line(self) -> str:
         """The current run's state, in words and for tests (data-testid '<key>-status')."""
         lab = self.lab
-        key = (self.cancelled_key if lab.cancelled else self.done_key) if lab.finished else self.running_key
-        return self.status_html(f"{self.key}-status", self.tr(key, **self.status_values()))
+        state = ("cancelled" if lab.cancelled else "done") if lab.finished else "running"
+        return self.status_html(f"{self.key}-status", self.tr(self.status_key(state), **self.status_values()))
 
     def show(self):
         """The measurement, then its status line, last: whoever waits for the status (a test, a

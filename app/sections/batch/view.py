@@ -13,7 +13,7 @@ from ...figure.parts import esc
 from ...i18n import sci, size
 from ...state import clock
 from ...style import BLUE, GREEN, HIGHLIGHT, INK, PALETTE, SKY, show_token
-from ..base import SteppedSection, Stepper, folder_css
+from ..base import SteppedSection, Stepper
 from ..drawing import cell_columns, cell_figure, lab_table, series_figure, swatches, token_text
 
 BATCH_SAMPLES = 7  # interleaved measurements of each B per position (the table shows medians)
@@ -31,8 +31,9 @@ POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "t
 class BatchSection(SteppedSection):
     key = "batch"
     title_key = "batch_title"
-    css = folder_css(__file__)
-    done_key = "batch_done"
+
+    def status_key(self, state: str) -> str:
+        return "batch_done" if state == "done" else super().status_key(state)
 
     def build(self):
         from .logic import BatchChoice
@@ -52,9 +53,7 @@ class BatchSection(SteppedSection):
         self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
         self.card.objects = [
             self.intro,
-            pn.FlexBox(
-                self.size, self.stepper.row, align_items="flex-end", gap="8px 16px", sizing_mode="stretch_width"
-            ),
+            self.control_row(self.size),
             self.state,
             self.texts,
             self.error,
@@ -63,12 +62,7 @@ class BatchSection(SteppedSection):
             self.legend,
             self.memory,
             self.proof,
-            self.lab_intro,
-            controls,
-            self.status,
-            self.table,
-            self.plot,
-            self.explain,
+            *self.lab_contents(controls),
         ]
         self.reset()
 

@@ -11,7 +11,7 @@ from ...figure.parts import esc
 from ...i18n import num
 from ...state import clock
 from ...style import BLUE, GREEN, INK, PALETTE, position_figure
-from ..base import MeasuringSection, folder_css
+from ..base import MeasuringSection
 from ..drawing import lab_table, token_text
 
 POLICY = {"static": "cb_static", "continuous": "cb_continuous"}
@@ -61,8 +61,7 @@ def gantt_figure(n_steps: int, slots: int):
 class ContinuousSection(MeasuringSection):
     key = "continuous"
     title_key = "cb_title"
-    css = folder_css(__file__)
-    running_key, done_key, cancelled_key = "cb_running", "cb_done", "cb_cancelled"
+    status_texts = "cb"
 
     def build(self):
         from .logic import POLICIES, window_runs

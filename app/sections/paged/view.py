@@ -11,7 +11,7 @@ import panel as pn
 
 from ...figure.parts import esc, linked
 from ...i18n import num, sci, size
-from ..base import Section, Stepper, folder_css
+from ..base import Section, Stepper
 from ..drawing import swatches, token_text
 
 STATE_KEY = {"waiting": "paged_waiting", "live": "paged_live", "gone": "paged_gone"}
@@ -21,7 +21,6 @@ MEMORY_KEY = {"reserved": "paged_mem_reserved", "paged": "paged_mem_paged", "sha
 class PagedSection(Section):
     key = "paged"
     title_key = "paged_title"
-    css = folder_css(__file__)
     current = None
 
     def build(self):
@@ -37,13 +36,7 @@ class PagedSection(Section):
         self.session.param.watch(lambda _e: self.reset(), "model")  # another checkpoint: fewer K/V heads
         self.card.objects = [
             self.intro,
-            pn.FlexBox(
-                pn.Column(self.block_label, self.block, margin=0),
-                self.stepper.row,
-                align_items="flex-end",
-                gap="8px 16px",
-                sizing_mode="stretch_width",
-            ),
+            self.control_row(pn.Column(self.block_label, self.block, margin=0)),
             self.state,
             self.events,
             self.texts,
@@ -82,15 +75,10 @@ class PagedSection(Section):
 
     def redraw(self):
         """Everything, then the state line last (what a test or a screen reader waits for)."""
-        if self.current is None or not self.built:
-            return
-        with pn.io.unlocked():
-            self.draw_events()
-            self.draw_texts()
-            self.draw_pool()
-            self.draw_tables()
-            self.draw_memory()
-            self.draw_state()
+        if self.current is not None:
+            self.draw_all(
+                self.draw_events, self.draw_texts, self.draw_pool, self.draw_tables, self.draw_memory, self.draw_state
+            )
 
     # -- drawing -------------------------------------------------------------------------------------
     def draw_state(self):

@@ -13,7 +13,7 @@ import panel as pn
 from ...figure.parts import esc, linked, scroll_region
 from ...i18n import num
 from ...state import clock
-from ..base import MeasuringSection, folder_css
+from ..base import MeasuringSection
 from ..drawing import token_text
 
 TERRITORY = {"tensor": "wq_terr_tensor", "row": "wq_terr_row", "group": "wq_terr_group", "nf4": "wq_terr_nf4"}
@@ -32,8 +32,7 @@ def table(tr, label: str, head: list[str], rows: list[list[str]], testid: str, d
 class QuantizedSection(MeasuringSection):
     key = "quantized"
     title_key = "wq_title"
-    css = folder_css(__file__)
-    running_key, done_key, cancelled_key = "wq_running", "wq_done", "wq_cancelled"
+    status_texts = "wq"
 
     def build(self):
         from .logic import WqChoice
@@ -89,14 +88,7 @@ class QuantizedSection(MeasuringSection):
         self.redraw()
 
     def redraw(self):
-        if not self.built:
-            return
-        with pn.io.unlocked():
-            self.draw_intro()
-            self.draw_scheme()
-            self.draw_schemes()
-            self.draw_texts()
-            self.show()
+        self.draw_all(self.draw_intro, self.draw_scheme, self.draw_schemes, self.draw_texts, self.show)
 
     def draw_intro(self):
         from .logic import what_is_quantized

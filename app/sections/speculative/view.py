@@ -14,7 +14,7 @@ from ...figure.parts import esc
 from ...i18n import num
 from ...state import clock
 from ...style import BLUE, GREY, INK, ORANGE, PALETTE, VERMILLION, show_token
-from ..base import SteppedSection, Stepper, folder_css
+from ..base import SteppedSection, Stepper
 from ..drawing import cell_columns, cell_figure, lab_table, series_figure, swatches
 
 SPEC_SEEDS = 7  # texts per k, one per seed, each with the draft and without (medians)
@@ -50,8 +50,7 @@ MARK_TITLE = {
 class SpeculativeSection(SteppedSection):
     key = "speculative"
     title_key = "spec_title"
-    css = folder_css(__file__)
-    running_key, done_key, cancelled_key = "spec_running", "spec_done", "spec_cancelled"
+    status_texts = "spec"
 
     def build(self):
         from ...state import checkpoints
@@ -107,14 +106,7 @@ class SpeculativeSection(SteppedSection):
         """The card's contents, top to bottom: the rounds, the grid, then the lab."""
         return [
             self.intro,
-            pn.FlexBox(
-                self.k,
-                self.greedy,
-                self.stepper.row,
-                align_items="flex-end",
-                gap="8px 16px",
-                sizing_mode="stretch_width",
-            ),
+            self.control_row(self.k, self.greedy),
             self.phase,
             self.text,
             self.marks_legend,
@@ -125,12 +117,7 @@ class SpeculativeSection(SteppedSection):
             self.grid_head,
             pn.pane.Bokeh(self.grid, sizing_mode="stretch_width"),
             self.grid_legend,
-            self.lab_intro,
-            controls,
-            self.status,
-            self.table,
-            self.plot,
-            self.explain,
+            *self.lab_contents(controls),
         ]
 
     def grid_rows(self) -> list[tuple[str, int, str]]:
