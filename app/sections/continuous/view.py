@@ -261,23 +261,30 @@ class ContinuousSection(MeasuringSection):
             tr, label, ["cb_B", "cb_ms_step", "cb_range"], rows, "continuous-costs"
         )
 
+    def policy_values(self, r: dict) -> dict:
+        """Both policies' figures in the reader's words: the ratios x (tokens a second) and y (mean
+        latency), then tokens a second (ts, tc) and mean latencies (ls, lc), static then continuous."""
+        lang = self.lang
+        return {
+            "x": clock.ratio_text(r["ratios"]["throughput"], lang),
+            "y": clock.ratio_text(r["ratios"]["mean"], lang),
+            "ts": num(r["static"]["per_second"], lang),
+            "tc": num(r["continuous"]["per_second"], lang),
+            "ls": clock.ms_text(r["static"]["mean_s"], lang),
+            "lc": clock.ms_text(r["continuous"]["mean_s"], lang),
+        }
+
     def window_explanation(self, w: dict, costs: dict) -> str:
         """What the 16 requests' two schedules come to at the costs measured here."""
         from .logic import window_sentence_keys
 
         tr, lang = self.tr, self.lang
         ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
-        ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
         wr = w["ratios"]
         values = {
+            **self.policy_values(w),
             "c1": ms(costs[1]),
             "c4": ms(costs[4]),
-            "x": ratio(wr["throughput"]),
-            "y": ratio(wr["mean"]),
-            "ts": num(w["static"]["per_second"], lang),
-            "tc": num(w["continuous"]["per_second"], lang),
-            "ls": ms(w["static"]["mean_s"]),
-            "lc": ms(w["continuous"]["mean_s"]),
             "ps": ms(w["static"]["p90_s"]),
             "pc": ms(w["continuous"]["p90_s"]),
             "ms": ms(w["static"]["median_s"]),
@@ -293,17 +300,11 @@ class ContinuousSection(MeasuringSection):
     def chapter_explanation(self, c: dict, costs: dict) -> str:
         """What the chapter's simulated workload comes to at the cost measured here."""
         tr, lang = self.tr, self.lang
-        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
         ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
         cr = c["ratios"]
         cv = {
-            "c8": ms(costs[8]),
-            "x": ratio(cr["throughput"]),
-            "y": ratio(cr["mean"]),
-            "ts": num(c["static"]["per_second"], lang),
-            "tc": num(c["continuous"]["per_second"], lang),
-            "ls": ms(c["static"]["mean_s"]),
-            "lc": ms(c["continuous"]["mean_s"]),
+            **self.policy_values(c),
+            "c8": clock.ms_text(costs[8], lang),
             "ax": ratio(c["at_once"]["throughput"]),
             "ay": ratio(c["at_once"]["mean"]),
             "seed": c["workload"]["seed"],
