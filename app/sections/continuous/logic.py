@@ -1,17 +1,22 @@
 """Continuous batching in the reader's browser: real requests through the mini-GPT behind 4 slots,
-served both ways (static and continuous), the slots over time, and both policies' throughput and
-latency at the step costs measured here; beside it the chapter's own simulation (64 requests) at the
-reader's cost of a step of 8. No Panel here (the view is app/sections/continuous/view.py); imported only when
-the reader opens its section, and with it model/scheduler.py.
+served both ways (static and continuous), the slots over time, both policies served on the reader's
+clock, a model of their cost beside it, and the chapter's simulation: its natural reading (all 64
+requests queued at once) over 200 workload seeds first, then the pair the chapter quotes. No Panel
+here (the view is app/sections/continuous/view.py); imported only when the reader opens its section,
+and with it model/scheduler.py.
 
 - `window_runs(gpt)`: the 16 requests of `model.scheduler.window_requests` (each with its own seed,
   prompt and output length, all fitting the 64-position window) served both ways by
   `model.scheduler.serve`, and each decoded alone (`model.sampling.generate`): the texts compared.
 - `cells(schedule)`: the picture's cells (step, slot, request, state) and `segments(schedule)`: each
   request's stay in its slot (entered, last token, left).
-- `StepLab`: the step cost of `model.batch.step_batch` for 1-4 and 8 conversations, in interleaved
-  rounds (one round per `advance()`), the median of the rounds kept.
-- `policy_rows`, `chapter_rows`: both policies at those costs, latency mean / median / p90 in seconds.
+- `ServeLab`: one interleaved round per `advance()`: `model.scheduler.serve_round` (the 16 requests
+  served both ways, timed step by step) and `model.batch.step_batch` of 1-4 and 8 conversations.
+  `measured()`: medians over the rounds and the ratios with their spread (`model.scheduler.served_clock`);
+  `costs`: the step costs' medians, which only the model and the simulation use.
+- `modelled_rows`: both policies as a model of cost: each step charged a step of its occupied slots.
+- `seed_readings`: the ratios over 200 seeds for both readings (model/weights/scheduler.json, written
+  by `python -m model.scheduler --write`); `chapter_rows`: the chapter's pair at one step cost.
 """
 
 from __future__ import annotations
@@ -31,10 +36,15 @@ from model.scheduler import (
     CHAPTER_SLOTS,
     HELD,
     IDLE,
+    PAIR,
     POLICIES,
     Schedule,
     chapter_workload,
+    committed_spread,
+    pair_hits,
     serve,
+    serve_round,
+    served_clock,
     simulate,
     step_cost,
     window_requests,
@@ -135,16 +145,25 @@ def counts(schedule: Schedule) -> dict:
 # -- the clock --------------------------------------------------------------------------------------
 
 
-class StepLab(Stepwise):
-    """One step of B conversations (model.batch.step_batch on copies of a cache of `position` - 1
-    tokens) for every B of `occupancies`, one interleaved round per `advance()`: every B timed once in
-    turn per round (the same conditions for all). `costs`: the median of the rounds, per B."""
+class ServeLab(Stepwise):
+    """One interleaved round per `advance()`: the window's requests served both ways on the clock
+    (model.scheduler.serve_round, one policy after the other), then one step of B conversations
+    (model.batch.step_batch on copies of a cache of `position` - 1 tokens) for every B of
+    `occupancies`, each timed once in turn (the same conditions for all)."""
 
     def __init__(
-        self, gpt, occupancies=OCCUPANCIES, rounds: int = ROUNDS, position: int = POSITION, min_seconds: float = 0.004
+        self,
+        gpt,
+        requests,
+        slots: int = SLOTS,
+        occupancies=OCCUPANCIES,
+        rounds: int = ROUNDS,
+        position: int = POSITION,
+        min_seconds: float = 0.004,
     ):
         super().__init__(range(rounds))
-        self.gpt, self.occupancies, self.position = gpt, tuple(occupancies), position
+        self.gpt, self.requests, self.slots = gpt, tuple(requests), slots
+        self.occupancies, self.position = tuple(occupancies), position
         self.samples, self.min_seconds = rounds, min_seconds
         self.fns = self.calls = None
 
@@ -159,21 +178,35 @@ class StepLab(Stepwise):
     def measure(self, _round: int) -> dict:
         if self.fns is None:
             self.prepare()
-        return {B: per_call(f, n) for B, f, n in zip(self.occupancies, self.fns, self.calls)}
+        served = serve_round(self.gpt, self.requests, self.slots)
+        steps = {B: per_call(f, n) for B, f, n in zip(self.occupancies, self.fns, self.calls)}
+        return {"served": served, "steps": steps}
+
+    @property
+    def complete(self) -> bool:
+        return self.finished and not self.cancelled and bool(self.results)
 
     @property
     def samples_by_b(self) -> dict:
-        return {B: [r[B] for r in self.results.values()] for B in self.occupancies}
+        return {B: [r["steps"][B] for r in self.results.values()] for B in self.occupancies}
 
     @property
     def costs(self) -> dict | None:
         """{B: seconds of a step of B conversations}, the median of the rounds; None until finished."""
-        if not self.finished or self.cancelled or not self.results:
+        if not self.complete:
             return None
         return {B: statistics.median(s) for B, s in self.samples_by_b.items()}
 
+    def measured(self) -> dict | None:
+        """Both policies served on the clock (model.scheduler.served_clock over the rounds), with each
+        policy's steps; None until finished."""
+        if not self.complete:
+            return None
+        rounds = [r["served"] for r in self.results.values()]
+        return served_clock(rounds, sum(r.n_new for r in self.requests))
+
     def rows(self) -> list[dict]:
-        """The clock's table so far: B, the median, the lowest and highest round."""
+        """The step costs' table so far: B, the median, the lowest and highest round."""
         return [
             {"B": B, "median_s": statistics.median(s), "low_s": min(s), "high_s": max(s), "n": len(s)}
             for B, s in self.samples_by_b.items()
@@ -181,7 +214,31 @@ class StepLab(Stepwise):
         ]
 
 
-# -- both policies at the measured costs -----------------------------------------------------------
+def shown(x: float) -> float:
+    """A ratio as the page writes it (app.state.clock.ratio_text): whole from 10 up, one decimal below."""
+    r = round(x, 1)
+    return float(round(x)) if r >= 10 else r
+
+
+def verdict(c) -> str:
+    """What a measured ratio (a model.timing.Comparison, continuous against static) may be called, as
+    its spread is written: "more" if even its lowest round is above 1, "less" if even its highest is
+    below 1, "even" if its spread holds 1."""
+    return "more" if shown(c.ratio_low) > 1 else "less" if shown(c.ratio_high) < 1 else "even"
+
+
+MEASURED_KEYS = {
+    "throughput": {"more": "cb_window_faster", "even": "cb_window_even", "less": "cb_window_slower"},
+    "latency": {"more": "cb_window_sooner", "even": "cb_window_same_latency", "less": "cb_window_later"},
+}
+
+
+def measured_sentence_keys(m: dict) -> tuple[str, str]:
+    """The keys of the sentences under the measured table, chosen from its ratios' spreads."""
+    return tuple(MEASURED_KEYS[k][verdict(m[k])] for k in ("throughput", "latency"))
+
+
+# -- a model of cost: both policies at the measured step costs -----------------------------------------------------------
 
 
 def latencies_seconds(schedule: Schedule, costs) -> np.ndarray:
@@ -222,31 +279,60 @@ def ratios(rows: dict) -> dict:
     }
 
 
-def window_rows(runs: WindowRuns, costs: dict) -> dict:
-    """Both policies on the mini-GPT's requests, each step at the cost measured for its occupied slots."""
+def modelled_rows(runs: WindowRuns, costs: dict) -> dict:
+    """A model of the mini-GPT's requests' cost, not a measurement: each step of each policy charged
+    the measured step_batch of its occupied slots (held ones included), no prefill."""
     rows = {p: policy_row(runs.schedules[p], {B: costs[B] for B in range(1, SLOTS + 1)}) for p in POLICIES}
     return {**rows, "ratios": ratios(rows)}
 
 
 @functools.lru_cache(maxsize=1)
 def chapter_schedules(seed: int = CHAPTER_SEED, interval: int = CHAPTER_INTERVAL) -> dict:
-    """The chapter's 64 requests (one every `interval` steps) and the same 64 all queued at step 0,
-    each through 8 slots both ways: {"stream": {policy: Schedule}, "at_once": {...}, "lengths": array}."""
+    """The chapter's 64 requests, one every `interval` steps, through 8 slots both ways:
+    {"stream": {policy: Schedule}, "lengths": array}."""
     lengths, arrivals = chapter_workload(seed, interval)
-    return {
-        "lengths": lengths,
-        "stream": {p: simulate(lengths, CHAPTER_SLOTS, p, arrivals) for p in POLICIES},
-        "at_once": {p: simulate(lengths, CHAPTER_SLOTS, p) for p in POLICIES},
-    }
+    return {"lengths": lengths, "stream": {p: simulate(lengths, CHAPTER_SLOTS, p, arrivals) for p in POLICIES}}
 
 
 def chapter_rows(cost: float) -> dict:
-    """The chapter's simulation at one step cost (the reader's step of 8, for every step, as the
-    chapter says): both policies, their ratios, and the ratios with all 64 queued at once."""
+    """The chapter's pair (the stream of one request every CHAPTER_INTERVAL steps, seed CHAPTER_SEED)
+    at one step cost (the reader's step of 8, for every step, as the chapter says): both policies and
+    their ratios, which are the steps' whatever the cost."""
     sim = chapter_schedules()
     rows = {p: policy_row(sim["stream"][p], cost) for p in POLICIES}
-    at_once = {p: policy_row(sim["at_once"][p], cost) for p in POLICIES}
-    return {**rows, "ratios": ratios(rows), "at_once": ratios(at_once), "workload": chapter_facts()}
+    return {**rows, "ratios": ratios(rows), "workload": chapter_facts()}
+
+
+@functools.lru_cache(maxsize=1)
+def seed_readings() -> dict:
+    """Both readings of the chapter over every committed workload seed: {"at_once": ..., "stream":
+    ...}, each {"throughput"/"latency": {"p10", "p50", "p90", "max"}, "hits": seeds that give the
+    chapter's pair}, and "seeds", "first", "last", "slots"."""
+    table = committed_spread()
+    out = {"seeds": len(table["seeds"]), "first": table["seeds"][0], "last": table["seeds"][-1]}
+    out["slots"] = table["slots"]
+    for name, interval in (("at_once", 0), ("stream", CHAPTER_INTERVAL)):
+        sp = table["intervals"][str(interval)]
+        reading = {"hits": int(pair_hits(sp["throughput"], sp["latency"]).sum())}
+        for k in ("throughput", "latency"):
+            p10, p50, p90 = np.percentile(sp[k], [10, 50, 90])
+            reading[k] = {"p10": float(p10), "p50": float(p50), "p90": float(p90), "max": float(max(sp[k]))}
+        out[name] = reading
+    return out
+
+
+def chapter_pair() -> dict:
+    """The tuned pair's ratios (in steps: the same at any step cost) and what picked it: a throughput
+    ratio from "low" to "high" and a latency ratio "over"."""
+    sim = chapter_schedules()
+    s, c = (sim["stream"][p].summary() for p in POLICIES)
+    return {
+        "throughput": c.tokens_per_step / s.tokens_per_step,
+        "latency": s.latency_mean / c.latency_mean,
+        "low": PAIR["low"],
+        "high": PAIR["high"],
+        "over": PAIR["latency"],
+    }
 
 
 def chapter_facts() -> dict:
@@ -277,14 +363,3 @@ def window_facts(runs: WindowRuns, n_ctx: int) -> dict:
         "chapter_max": CHAPTER["maximum"],
         "n_ctx": n_ctx,
     }
-
-
-NEAR = 1.05  # a ratio below this: "about the same", not "better"
-
-
-def window_sentence_keys(r: dict) -> tuple[str, str]:
-    """The keys of the sentences under the mini-GPT's table, chosen from its ratios."""
-    return (
-        "cb_window_faster" if r["throughput"] >= NEAR else "cb_window_not_faster",
-        "cb_window_sooner" if r["mean"] >= NEAR else "cb_window_not_sooner",
-    )

@@ -1,6 +1,7 @@
 """Lugares que se liberan: continuous batching (logic.py: the mini-GPT's 16 requests served both ways,
-StepLab, the step costs measured here, and the chapter's simulation at them). logic.py (and with it
-model/scheduler.py) is imported when the section opens."""
+ServeLab, which serves them both ways on the reader's clock and times the steps the model of cost
+charges, and the chapter's simulation: its natural reading over seeds, then its quoted pair). logic.py
+(and with it model/scheduler.py) is imported when the section opens."""
 
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ class ContinuousSection(MeasuringSection):
         controls = self.measure_controls()
         self.lab_intro, self.status, self.costs_table, self.window_table = (self.pane() for _ in range(4))
         self.window_explain, self.chapter_head, self.chapter_table = (self.pane() for _ in range(3))
+        self.chapter_natural, self.chapter_tuned = self.pane(), self.pane()
         self.chapter_explain, self.window_note = self.pane(), self.pane()
         self.card.objects = [
             self.intro,
@@ -95,13 +97,15 @@ class ContinuousSection(MeasuringSection):
             self.window_table,
             self.window_explain,
             self.chapter_head,
+            self.chapter_natural,
+            self.chapter_tuned,
             self.chapter_table,
             self.chapter_explain,
             self.window_note,
         ]
 
     def label(self):
-        from .logic import POSITION, ROUNDS, chapter_facts, window_facts
+        from .logic import POSITION, ROUNDS, SLOTS, chapter_facts, window_facts
 
         tr, lang = self.tr, self.lang
         runs = self.served
@@ -134,12 +138,12 @@ class ContinuousSection(MeasuringSection):
             median=num(w["median"], lang),
             max=w["max"],
             total=num(w["total"], lang),
-            seed=w["seed"],
-            every=w["interval"],
             slots=w["slots"],
         )
+        n = len(runs.requests)
         self.lab_intro.object = (
-            f"<h3>{esc(tr('cb_lab_title'))}</h3><p>{esc(tr('cb_lab_intro', rounds=ROUNDS, pos=POSITION))}</p>"
+            f"<h3>{esc(tr('cb_lab_title'))}</h3>"
+            f"<p>{esc(tr('cb_lab_intro', n=n, slots=SLOTS, rounds=ROUNDS, pos=POSITION))}</p>"
         )
         self.run_button.name, self.cancel_button.name = tr("cb_run"), tr("lab_cancel")
         note = tr(
@@ -220,9 +224,9 @@ class ContinuousSection(MeasuringSection):
 
     # -- the clock, and both policies at it ------------------------------------------------------------
     def new_lab(self):
-        from .logic import StepLab
+        from .logic import ServeLab
 
-        return StepLab(self.ex.gpt)
+        return ServeLab(self.ex.gpt, self.served.requests)
 
     def status_values(self) -> dict:
         lab = self.lab
@@ -233,6 +237,7 @@ class ContinuousSection(MeasuringSection):
         self.chapter_head.object = (
             f"<h3>{esc(tr('cb_chapter_title'))}</h3><p data-testid='continuous-chapter-how'>{esc(self.chapter_how)}</p>"
         )
+        self.chapter_natural.object, self.chapter_tuned.object = self.chapter_readings()
         if self.lab is None:
             return
         self.render_costs()
@@ -241,14 +246,16 @@ class ContinuousSection(MeasuringSection):
             for pane in (self.window_table, self.window_explain, self.chapter_table, self.chapter_explain):
                 pane.object = ""
             return
-        from .logic import SLOTS, chapter_rows, window_rows
+        from .logic import SLOTS, chapter_rows, counts, modelled_rows
 
-        w, c = window_rows(self.served, costs), chapter_rows(costs[8])
-        label = tr("cb_window_table", n=len(self.served.requests), slots=SLOTS)
-        self.window_table.object = self.policy_table(label, w, "continuous-window-table")
-        label = tr("cb_chapter_table", n=c["workload"]["n"], slots=c["workload"]["slots"])
+        m, model, c = self.lab.measured(), modelled_rows(self.served, costs), chapter_rows(costs[8])
+        shown = {p: {**m[p], "steps": counts(self.served.schedules[p])["steps"]} for p in POLICY}
+        label = tr("cb_window_table", n=len(self.served.requests), slots=SLOTS, rounds=m["rounds"])
+        self.window_table.object = self.policy_table(label, shown, "continuous-window-table")
+        w = c["workload"]
+        label = tr("cb_chapter_table", seed=w["seed"], every=w["interval"], slots=w["slots"])
         self.chapter_table.object = self.policy_table(label, c, "continuous-chapter-table")
-        self.window_explain.object = self.window_explanation(w, costs)
+        self.window_explain.object = self.window_explanation(m, model, costs)
         self.chapter_explain.object = self.chapter_explanation(c, costs)
 
     def render_costs(self):
@@ -261,59 +268,123 @@ class ContinuousSection(MeasuringSection):
             tr, label, ["cb_B", "cb_ms_step", "cb_range"], rows, "continuous-costs"
         )
 
-    def policy_values(self, r: dict) -> dict:
-        """Both policies' figures in the reader's words: the ratios x (tokens a second) and y (mean
-        latency), then tokens a second (ts, tc) and mean latencies (ls, lc), static then continuous."""
-        lang = self.lang
-        return {
-            "x": clock.ratio_text(r["ratios"]["throughput"], lang),
-            "y": clock.ratio_text(r["ratios"]["mean"], lang),
-            "ts": num(r["static"]["per_second"], lang),
-            "tc": num(r["continuous"]["per_second"], lang),
-            "ls": clock.ms_text(r["static"]["mean_s"], lang),
-            "lc": clock.ms_text(r["continuous"]["mean_s"], lang),
-        }
-
-    def window_explanation(self, w: dict, costs: dict) -> str:
-        """What the 16 requests' two schedules come to at the costs measured here."""
-        from .logic import window_sentence_keys
+    def window_explanation(self, m: dict, model: dict, costs: dict) -> str:
+        """What serving the 16 requests both ways measured here, each sentence chosen from its ratio's
+        spread, then the model of cost beside it."""
+        from .logic import measured_sentence_keys
 
         tr, lang = self.tr, self.lang
         ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
-        wr = w["ratios"]
+        ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
+        t, lat = m["throughput"], m["latency"]
+        s, c = m["static"], m["continuous"]
         values = {
-            **self.policy_values(w),
+            "x": ratio(t.ratio),
+            "lo": ratio(t.ratio_low),
+            "hi": ratio(t.ratio_high),
+            "y": ratio(lat.ratio),
+            "ylo": ratio(lat.ratio_low),
+            "yhi": ratio(lat.ratio_high),
+            "ts": num(s["per_second"], lang),
+            "tc": num(c["per_second"], lang),
+            "ls": ms(s["mean_s"]),
+            "lc": ms(c["mean_s"]),
+            "ms": ms(s["median_s"]),
+            "mc": ms(c["median_s"]),
+            "ps": ms(s["p90_s"]),
+            "pc": ms(c["p90_s"]),
+            "rounds": m["rounds"],
+        }
+        mr = model["ratios"]
+        modelled = {
             "c1": ms(costs[1]),
             "c4": ms(costs[4]),
-            "ps": ms(w["static"]["p90_s"]),
-            "pc": ms(w["continuous"]["p90_s"]),
-            "ms": ms(w["static"]["median_s"]),
-            "mc": ms(w["continuous"]["median_s"]),
+            "mx": ratio(mr["throughput"]),
+            "my": ratio(mr["mean"]),
         }
+        said = [tr(k, **values) for k in measured_sentence_keys(m)]
         return (
             f"<p class='explain' data-testid='continuous-window-explain' "
-            f"data-throughput='{wr['throughput']!r}' data-latency='{wr['mean']!r}'>"
-            + " ".join(esc(tr(k, **values)) for k in ("cb_window_measured", *window_sentence_keys(wr)))
+            f"data-throughput='{t.ratio!r}' data-throughput-low='{t.ratio_low!r}' "
+            f"data-throughput-high='{t.ratio_high!r}' data-latency='{lat.ratio!r}' "
+            f"data-latency-low='{lat.ratio_low!r}' data-latency-high='{lat.ratio_high!r}'>"
+            + esc(" ".join(said))
+            + "</p><p class='explain' data-testid='continuous-window-model' "
+            f"data-throughput='{mr['throughput']!r}' data-latency='{mr['mean']!r}'>"
+            + esc(tr("cb_window_model", **modelled))
             + "</p>"
         )
 
-    def chapter_explanation(self, c: dict, costs: dict) -> str:
-        """What the chapter's simulated workload comes to at the cost measured here."""
+    def chapter_readings(self) -> tuple[str, str]:
+        """The chapter's natural reading over the committed seeds (its sentence and table), then the
+        quoted pair, said to be chosen: neither needs the reader's clock (ratios of steps)."""
+        from .logic import chapter_facts, chapter_pair, seed_readings
+
         tr, lang = self.tr, self.lang
         ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
+        sr, w, pair = seed_readings(), chapter_facts(), chapter_pair()
+        at, st = sr["at_once"], sr["stream"]
+        natural = tr(
+            "cb_chapter_natural",
+            n=w["n"],
+            seeds=sr["seeds"],
+            first=sr["first"],
+            last=sr["last"],
+            tx=ratio(at["throughput"]["p50"]),
+            tlo=ratio(at["throughput"]["p10"]),
+            thi=ratio(at["throughput"]["p90"]),
+            lx=ratio(at["latency"]["p50"]),
+            llo=ratio(at["latency"]["p10"]),
+            lhi=ratio(at["latency"]["p90"]),
+            lmax=ratio(at["latency"]["max"]),
+        )
+        spread = lambda r: f"{ratio(r['p50'])} ({ratio(r['p10'])}–{ratio(r['p90'])})"  # noqa: E731
+        rows = [
+            [esc(tr("cb_seeds_at_once")), spread(at["throughput"]), spread(at["latency"])],
+            [esc(tr("cb_seeds_stream", every=w["interval"])), spread(st["throughput"]), spread(st["latency"])],
+        ]
+        label = tr("cb_seeds_table", seeds=sr["seeds"])
+        table = f"<h4>{esc(label)}</h4>" + lab_table(
+            tr, label, ["cb_seeds_reading", "cb_seeds_tps", "cb_seeds_latency"], rows, "continuous-seeds"
+        )
+        tuned = tr(
+            "cb_chapter_tuned",
+            every=w["interval"],
+            seed=w["seed"],
+            hits=st["hits"],
+            seeds=sr["seeds"],
+            low=num(pair["low"], lang, 2),
+            high=num(pair["high"], lang, 2),
+            over=pair["over"],
+            x=num(pair["throughput"], lang, 2),  # to the digits that place it inside low..high
+            y=num(pair["latency"], lang, 1),
+            sx=ratio(st["throughput"]["p50"]),
+            sy=ratio(st["latency"]["p50"]),
+        )
+        return (
+            f"<p class='explain' data-testid='continuous-chapter-natural' "
+            f"data-throughput='{at['throughput']['p50']!r}' data-latency='{at['latency']['p50']!r}'>"
+            f"{esc(natural)}</p>{table}",
+            f"<p class='explain' data-testid='continuous-chapter-tuned' data-throughput='{pair['throughput']!r}' "
+            f"data-latency='{pair['latency']!r}' data-hits='{st['hits']}'>{esc(tuned)}</p>",
+        )
+
+    def chapter_explanation(self, c: dict, costs: dict) -> str:
+        """The chapter's pair at the reader's step of 8: what its table shows, in seconds."""
+        tr, lang = self.tr, self.lang
+        ms = lambda x: clock.ms_text(x, lang)  # noqa: E731
         cr = c["ratios"]
         cv = {
-            **self.policy_values(c),
-            "c8": clock.ms_text(costs[8], lang),
-            "ax": ratio(c["at_once"]["throughput"]),
-            "ay": ratio(c["at_once"]["mean"]),
-            "seed": c["workload"]["seed"],
-            "n": c["workload"]["n"],
+            "c8": ms(costs[8]),
+            "ts": num(c["static"]["per_second"], lang),
+            "tc": num(c["continuous"]["per_second"], lang),
+            "ls": ms(c["static"]["mean_s"]),
+            "lc": ms(c["continuous"]["mean_s"]),
         }
         return (
             f"<p class='explain' data-testid='continuous-chapter-explain' "
             f"data-throughput='{cr['throughput']!r}' data-latency='{cr['mean']!r}'>"
-            f"{esc(tr('cb_chapter_read', **cv))} {esc(tr('cb_chapter_seed', **cv))}</p>"
+            f"{esc(tr('cb_chapter_read', **cv))}</p>"
         )
 
     def policy_table(self, label: str, rows: dict, testid: str) -> str:
