@@ -6,9 +6,14 @@ BLAS, one thread) under Node.js.
     python -m tests.bench_chapter --pyodide       # Pyodide 0.29.3 under Node.js: needs the runtime a
                                                   # build left in the cache (python build.py) and
                                                   # NumPy's Pyodide wheel (KV_EXPLORABLE_PYODIDE_WHEELS)
+    python -m tests.bench_chapter --serving [--pyodide]   # only the two policies served, as the page does
 
 Each time is the best of a few calls (time.perf_counter). The corpus (MARIANELA) gives the
-held-out text; without it the held-out measurements are left out.
+held-out text; without it the held-out measurements are left out. `--serving` instead serves the
+16 window requests both ways in interleaved rounds (model.scheduler.serve_round, as the page's
+continuous batching section does) and prints the medians, the measured ratios with their spread
+(lowest and highest round), and beside them the model of cost (each step charged the best-of
+step_batch of its occupied slots).
 """
 
 from __future__ import annotations
@@ -89,6 +94,40 @@ def run(corpus: str | None) -> None:
         )
 
 
+def serving(rounds: int = 9) -> None:
+    """Both policies served on the clock in interleaved rounds, and the model of cost beside them."""
+    import platform
+
+    import numpy as np
+
+    from model import MiniGPT, scheduler
+
+    print(f"Python {platform.python_version()} ({sys.platform}), NumPy {np.__version__}")
+    gpt = MiniGPT.load()
+    reqs = scheduler.window_requests(gpt.tokenizer)
+    tokens = sum(r.n_new for r in reqs)
+    costs = scheduler.measure_step_seconds(gpt, range(1, 5))
+    s, c = (scheduler.serve(gpt, reqs, 4, p).schedule.summary(costs) for p in scheduler.POLICIES)
+    m = scheduler.served_clock([scheduler.serve_round(gpt, reqs, 4) for _ in range(rounds)], tokens)
+    print(f"  serve: 16 window requests, 4 slots, {rounds} interleaved rounds (static, then continuous), medians")
+    for p in scheduler.POLICIES:
+        r = m[p]
+        print(
+            f"  {p:>10}: {r['seconds'] * 1e3:7.1f} ms, {r['per_second']:6,.0f} tokens/s, latency mean "
+            f"{r['mean_s'] * 1e3:6.1f} ms, median {r['median_s'] * 1e3:6.1f}, p90 {r['p90_s'] * 1e3:6.1f}"
+        )
+    t, lat = m["throughput"], m["latency"]
+    print(
+        f"  measured, continuous / static: tokens/s {t.ratio:.2f}x (rounds {t.ratio_low:.2f}-{t.ratio_high:.2f}), "
+        f"mean latency {lat.ratio:.2f}x lower (rounds {lat.ratio_low:.2f}-{lat.ratio_high:.2f})"
+    )
+    print(
+        f"  modelled (step_batch of 1-4: {', '.join(f'{costs[b] * 1e3:.2f}' for b in range(1, 5))} ms): "
+        f"tokens/s {c.tokens_per_second / s.tokens_per_second:.2f}x, "
+        f"mean latency {s.latency_mean_seconds / c.latency_mean_seconds:.2f}x lower"
+    )
+
+
 RUNNER = r"""
 const { loadPyodide } = require(process.argv[2]);
 (async () => {
@@ -100,12 +139,13 @@ const { loadPyodide } = require(process.argv[2]);
   py.FS.mount(py.FS.filesystems.NODEFS, { root: process.argv[6] }, "/corpus");
   py.pyimport("sys").path.insert(0, "/repo");
   py.pyimport("sys").dont_write_bytecode = true;
-  py.runPython(`import tests.bench_chapter as b; b.run(${JSON.stringify(process.argv[7])})`);
+  const call = process.argv[8] === "serving" ? "b.serving()" : `b.run(${JSON.stringify(process.argv[7])})`;
+  py.runPython(`import tests.bench_chapter as b; ${call}`);
 })().catch((e) => { console.error(String(e)); process.exit(1); });
 """
 
 
-def in_pyodide(corpus: Path) -> int:
+def in_pyodide(corpus: Path, what: str = "run") -> int:
     cache = Path(os.environ.get("KV_EXPLORABLE_CACHE", Path.home() / ".cache" / "kv-explorable"))
     runtimes = sorted((cache / "derived").glob("pyodide-0.29.3-*/pyodide.js"))
     wheels_dir = Path(os.environ.get("KV_EXPLORABLE_PYODIDE_WHEELS", cache / "pyodide-0.29.3"))
@@ -130,6 +170,7 @@ def in_pyodide(corpus: Path) -> int:
                 str(ROOT),
                 str(corpus.parent),
                 f"/corpus/{corpus.name}",
+                what,
             ]
         ).returncode
 
@@ -137,14 +178,18 @@ def in_pyodide(corpus: Path) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pyodide", action="store_true", help="in Pyodide under Node.js")
+    ap.add_argument("--serving", action="store_true", help="only the two policies served, in interleaved rounds")
     args = ap.parse_args(argv)
     corpus = Path(os.environ.get("MARIANELA", ROOT.parent / "shared" / "corpus" / "marianela.txt"))
     if args.pyodide:
-        return in_pyodide(corpus)
+        return in_pyodide(corpus, "serving" if args.serving else "run")
     from model.threads import one_blas_thread
 
     one_blas_thread()
-    run(str(corpus))
+    if args.serving:
+        serving()
+    else:
+        run(str(corpus))
     return 0
 
 
