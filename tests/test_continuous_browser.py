@@ -90,8 +90,9 @@ def test_continuous_batching_in_the_browser(sections_page, app_url):
     elif high >= 1:
         assert "un intervalo que incluye el 1" in said and "veces más tokens" not in said
     assert window[1][2] in said and window[0][2] in said  # the measured tokens per second, as the table shows them
-    assert f"latencia media {window[1][3]} ms frente a {window[0][3]} ms" in said
-    assert f"p90 {window[1][5]} frente a {window[0][5]} ms" in said
+    assert f"{window[1][3]} ms frente a {window[0][3]} ms" in said  # the mean latency, whichever words its spread gets
+    if "Y las respuestas llegaron antes" in said:
+        assert f"p90 {window[1][5]} frente a {window[0][5]} ms" in said
     model = text_of(page, "continuous-window-model")
     assert "Un modelo de coste, no una medida" in model
     assert f"({costs[0][1]} ms con una conversación, {costs[3][1]} ms con cuatro)" in model
