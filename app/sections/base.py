@@ -121,11 +121,8 @@ class MeasuringSection(Section):
         """The measurement so far (its table, plot and sentences), not its status line."""
         raise NotImplementedError
 
-    status_texts = "lab"  # the status line's keys: the catalogs' {status_texts}_running, _done, _cancelled
-
-    def status_key(self, state: str) -> str:
-        """The catalog's key for the status line in `state`: running, done or cancelled."""
-        return f"{self.status_texts}_{state}"
+    # the status line's texts: running, done and cancelled (a section may name its own)
+    running_key, done_key, cancelled_key = "lab_running", "lab_done", "lab_cancelled"
 
     def lab_contents(self, controls) -> list:
         """The measurement's part of a card, top to bottom: its intro, its controls (measure_controls()),
@@ -135,13 +132,13 @@ class MeasuringSection(Section):
     def status_values(self) -> dict:
         """What the status line's texts are filled with (parts done, of how many, samples each)."""
         lab = self.lab
-        return {"done": lab.done, "total": lab.total, "n": lab.total, "s": lab.samples}
+        return {"done": lab.done, "total": lab.total, "n": lab.total, "s": getattr(lab, "samples", 0)}
 
     def status_line(self) -> str:
         """The current run's state, in words and for tests (data-testid '<key>-status')."""
         lab = self.lab
-        state = ("cancelled" if lab.cancelled else "done") if lab.finished else "running"
-        return self.status_html(f"{self.key}-status", self.tr(self.status_key(state), **self.status_values()))
+        key = (self.cancelled_key if lab.cancelled else self.done_key) if lab.finished else self.running_key
+        return self.status_html(f"{self.key}-status", self.tr(key, **self.status_values()))
 
     def show(self):
         """The measurement, then its status line, last: whoever waits for the status (a test, a

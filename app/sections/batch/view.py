@@ -31,9 +31,7 @@ POSITION_STYLE = ((SKY, "circle", "dashed"), (BLUE, "square", "solid"), (INK, "t
 class BatchSection(SteppedSection):
     key = "batch"
     title_key = "batch_title"
-
-    def status_key(self, state: str) -> str:
-        return "batch_done" if state == "done" else super().status_key(state)
+    done_key = "batch_done"
 
     def build(self):
         from .logic import BatchChoice

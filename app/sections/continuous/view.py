@@ -62,7 +62,7 @@ def gantt_figure(n_steps: int, slots: int):
 class ContinuousSection(MeasuringSection):
     key = "continuous"
     title_key = "cb_title"
-    status_texts = "cb"
+    running_key, done_key, cancelled_key = "cb_running", "cb_done", "cb_cancelled"
 
     def build(self):
         from .logic import POLICIES, window_runs
@@ -228,10 +228,6 @@ class ContinuousSection(MeasuringSection):
 
         return ServeLab(self.ex.gpt, self.served.requests)
 
-    def status_values(self) -> dict:
-        lab = self.lab
-        return {"done": lab.done, "total": lab.total, "n": lab.total}
-
     def render(self):
         tr = self.tr
         self.chapter_head.object = (
@@ -324,20 +320,14 @@ class ContinuousSection(MeasuringSection):
         ratio = lambda x: clock.ratio_text(x, lang)  # noqa: E731
         sr, w, pair = seed_readings(), chapter_facts(), chapter_pair()
         at, st = sr["at_once"], sr["stream"]
-        natural = tr(
-            "cb_chapter_natural",
-            n=w["n"],
-            seeds=sr["seeds"],
-            first=sr["first"],
-            last=sr["last"],
-            tx=ratio(at["throughput"]["p50"]),
-            tlo=ratio(at["throughput"]["p10"]),
-            thi=ratio(at["throughput"]["p90"]),
-            lx=ratio(at["latency"]["p50"]),
-            llo=ratio(at["latency"]["p10"]),
-            lhi=ratio(at["latency"]["p90"]),
-            lmax=ratio(at["latency"]["max"]),
-        )
+        # tx, tlo, thi: the tokens-a-second ratio's median, 10th and 90th percentiles; lx, llo, lhi: latency's
+        spread_of = {
+            f"{a}{b}": ratio(at[k][q])
+            for a, k in (("t", "throughput"), ("l", "latency"))
+            for b, q in (("x", "p50"), ("lo", "p10"), ("hi", "p90"))
+        }
+        facts = {"n": w["n"], "seeds": sr["seeds"], "first": sr["first"], "last": sr["last"]}
+        natural = tr("cb_chapter_natural", **facts, **spread_of, lmax=ratio(at["latency"]["max"]))
         spread = lambda r: f"{ratio(r['p50'])} ({ratio(r['p10'])}–{ratio(r['p90'])})"  # noqa: E731
         rows = [
             [esc(tr("cb_seeds_at_once")), spread(at["throughput"]), spread(at["latency"])],

@@ -32,7 +32,7 @@ def table(tr, label: str, head: list[str], rows: list[list[str]], testid: str, d
 class QuantizedSection(MeasuringSection):
     key = "quantized"
     title_key = "wq_title"
-    status_texts = "wq"
+    running_key, done_key, cancelled_key = "wq_running", "wq_done", "wq_cancelled"
 
     def build(self):
         from .logic import WqChoice

@@ -50,7 +50,7 @@ MARK_TITLE = {
 class SpeculativeSection(SteppedSection):
     key = "speculative"
     title_key = "spec_title"
-    status_texts = "spec"
+    running_key, done_key, cancelled_key = "spec_running", "spec_done", "spec_cancelled"
 
     def build(self):
         from ...state import checkpoints
