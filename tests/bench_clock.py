@@ -52,7 +52,7 @@ def last_row(page) -> dict:
 
 
 def run_lab(page, run: int) -> dict:
-    page.get_by_role("button", name="Medir en mi navegador").click()
+    page.get_by_role("button", name="Medir en mi navegador", exact=True).click()
     page.locator(f"[data-testid=timing-status][data-run='{run}'][data-state=done]").wait_for(timeout=300000)
     return last_row(page)
 

@@ -26,7 +26,7 @@ def main() -> int:
         page, _ = open_page(browser, url + "index.html?lang=en&t=64", width=1200)
         wait_ready(page)
         page.get_by_text("Your milliseconds: the lesson's table, measured in your browser", exact=True).first.click()
-        page.get_by_role("button", name="Measure in my browser").click()
+        page.get_by_role("button", name="Measure in my browser", exact=True).click()
         page.locator("[data-testid=timing-rows]").wait_for(timeout=120_000)
         agent = page.evaluate("navigator.userAgent")
         table = page.locator("[data-testid=timing-table] table, [data-testid=timing-table]").first
