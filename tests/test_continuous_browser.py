@@ -112,6 +112,8 @@ def test_continuous_batching_in_the_browser(sections_page, app_url):
     page.get_by_role("button", name="English").click()  # the language switch: every text again
     page.get_by_role("button", name=TITLE["en"], exact=True).wait_for(timeout=30000)
     page.get_by_text("Every text equal to decoding that request alone with its seed: yes").wait_for()
+    table = page.locator("[data-testid=continuous-window-table]")
+    table.get_by_text("Continuous batching", exact=True).wait_for()  # relabelled: it may come after the title
     assert [r[0] for r in table_rows(page, "continuous-window-table")] == ["Static batching", "Continuous batching"]
     assert "Measured here:" in text_of(page, "continuous-window-explain")
     assert "A model of cost, not a measurement" in text_of(page, "continuous-window-model")
