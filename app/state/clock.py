@@ -16,9 +16,14 @@ RAMP = 2.0  # the full pass at the last position at least this many times the fi
 NEAR_COUNT = 0.8  # a clock ratio at least this share of the count: "almost what the count says"
 
 
+def ratio_digits(x: float) -> int:
+    """The decimals a clock ratio is written with: none from 10 up, one below."""
+    return 0 if round(x, 1) >= 10 else 1
+
+
 def ratio_text(x: float, lang: str) -> str:
-    """A clock ratio as the page writes it: whole from 10 up, one decimal below."""
-    return num(x, lang, 0 if round(x, 1) >= 10 else 1)
+    """A clock ratio as the page writes it (ratio_digits)."""
+    return num(x, lang, ratio_digits(x))
 
 
 def clock_text(ratio: float, lang: str) -> str:

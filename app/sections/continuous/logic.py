@@ -51,6 +51,7 @@ from model.scheduler import (
 )
 from model.timing import calls_for, per_call
 
+from ...state.clock import ratio_digits
 from ..stepwise import Stepwise
 
 SLOTS = 4  # the mini-GPT's server
@@ -215,9 +216,8 @@ class ServeLab(Stepwise):
 
 
 def shown(x: float) -> float:
-    """A ratio as the page writes it (app.state.clock.ratio_text): whole from 10 up, one decimal below."""
-    r = round(x, 1)
-    return float(round(x)) if r >= 10 else r
+    """A ratio as the page writes it (app.state.clock.ratio_text)."""
+    return float(round(x, ratio_digits(x)))
 
 
 def verdict(c) -> str:
