@@ -13,6 +13,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from app.i18n import tr
 from app.sections import SECTIONS
 from tests.axe import violations
 from tests.browser import (
@@ -116,6 +117,9 @@ def test_every_section_open_passes_axe_and_fits_a_phone(live, app_url):
     for lang in ("es", "en", "pt") if static else ("es",):
         page.set_viewport_size({"width": 360, "height": 800})
         switch_language(page, lang)
+        # the top-p slider's value as the language writes a decimal (app/i18n number_style), drawn in the browser
+        top_p = page.locator(".kv-range", has_text=tr(lang, "top_p")).locator("output")
+        expect(top_p).to_have_text({"es": "0.9", "en": "0.90", "pt": "0,90"}[lang])
         if static:
             use_every_section(page, lang)  # what a switch closed, opened again; a quiz answer in each
         found = violations(page)

@@ -235,6 +235,12 @@ def test_what_the_window_does(gpt, runs):
     f = window_facts(runs, gpt.config.n_ctx)
     assert (f["n"], f["median"], f["max"], f["total"], f["hold"], f["chapter_max"]) == (16, 8.0, 35, 168, 63, 231)
     assert all(len(r.prompt) + r.n_new <= 64 for r in runs.requests)
+    # the gains in steps: the same tokens in fewer steps, and every request's finish over its count
+    steps = {p: len(runs.schedules[p].steps) for p in POLICIES}
+    assert f["tps"] == pytest.approx(steps["static"] / steps["continuous"])
+    assert 1 < f["tps"] < f["lat"]  # the window: both gains below the chapter's natural medians
+    assert f["lat"] < seed_readings()["at_once"]["latency"]["p50"]
+    assert f["tps"] < seed_readings()["at_once"]["throughput"]["p50"]
 
 
 FRESH = """

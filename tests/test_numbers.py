@@ -12,7 +12,7 @@ import panel as pn
 import pytest
 from bokeh.models import ColumnDataSource
 
-from app.i18n import LANGS, NARROW_NBSP, num, sci
+from app.i18n import LANGS, NARROW_NBSP, num, number_style, sci
 from app.main import create_view
 from app.state.explorer import Measure
 from model.timing import Comparison
@@ -98,3 +98,15 @@ def test_the_quantized_sections_counts_are_the_models_shown():
     assert f"{num(98_304, 'es')} de sus {num(136_448, 'es')} parámetros" in s.intro.object
     v.session.settings.kv_heads = 2
     assert f"{num(90_112, 'es')} de sus {num(128_256, 'es')} parámetros" in s.intro.object
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_slider_writes_its_value_as_num_does(lang):
+    """The top-p slider's value is written by the browser (app/components/range.js: toFixed, then the zeros
+    dropped when `trim`, then the point): with number_style it is num's text at every position of its range."""
+    style = number_style(lang)
+    for i in range(1, 21):
+        v = round(i * 0.05, 2)
+        shown = f"{v:.2f}"
+        shown = f"{float(shown):g}" if style["trim"] else shown  # JavaScript's String(Number(s))
+        assert shown.replace(".", style["point"]) == num(v, lang, 2), v

@@ -83,6 +83,8 @@ class RangeInput(ReactiveHTML):
     end = param.Number(default=1)
     step = param.Number(default=1)
     digits = param.Integer(default=0, doc="Decimals shown beside the label.")
+    point = param.String(default=".", doc="The decimal point shown (app/i18n number_style).")
+    trim = param.Boolean(default=False, doc="Zeros after the last significant decimal dropped (0.9, not 0.90).")
     label = param.String(default="")
 
     _from_browser = ("value",)

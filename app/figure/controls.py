@@ -8,7 +8,7 @@ import time
 import panel as pn
 
 from ..components.widgets import Disclosure, RangeInput
-from ..i18n import language_names, num
+from ..i18n import language_names, num, number_style
 from ..state.settings import CACHE, FULL
 from ..style import BAR_CSS, CSS, MODE_SWITCH_CSS, show_token
 from .parts import Animation, Part, defer, esc, html_pane, later, linked
@@ -299,6 +299,7 @@ class AdvancedSettings(Part):
     def relabel(self):
         self.layout.title = self.tr("advanced")
         self.lang_select.name, self.seed.name, self.top_p.label = self.tr("language"), self.tr("seed"), self.tr("top_p")
+        self.top_p.param.update(**number_style(self.lang))
         self.keys.object = f"<p class='explain'>{esc(self.tr('keyboard'))}</p>"
         self.redraw()
 

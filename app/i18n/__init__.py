@@ -169,6 +169,12 @@ def num(x, lang: str, digits: int = 0) -> str:
     return s
 
 
+def number_style(lang: str) -> dict:
+    """How num() writes a decimal in `lang`, for a number the browser writes (a slider's value): the
+    decimal point, and whether the zeros after the last significant digit go."""
+    return {"point": num(0.5, lang, 1)[1], "trim": num(0.5, lang, 2) == num(0.5, lang, 1)}
+
+
 def sci(x: float, lang: str = "en") -> str:
     """4.44e-15 -> '4.4e-15' ('4,4e-15' in pt), 0 -> '0'; es without a zero after the point (4e-15)."""
     s = "0" if x == 0 else f"{x:.1e}".replace("e-0", "e-").replace("e+0", "e+")

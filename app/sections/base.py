@@ -132,7 +132,7 @@ class MeasuringSection(Section):
     def status_values(self) -> dict:
         """What the status line's texts are filled with (parts done, of how many, samples each)."""
         lab = self.lab
-        return {"done": lab.done, "total": lab.total, "n": lab.total, "s": getattr(lab, "samples", 0)}
+        return {"done": lab.done, "total": lab.total, "n": lab.total, "s": lab.samples}
 
     def status_line(self) -> str:
         """The current run's state, in words and for tests (data-testid '<key>-status')."""

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 class Stepwise:
     """A measurement in parts, one per `advance()` (the page never freezes and the reader can
-    cancel between parts): `measure(item)` for each of `items`, kept in `results`."""
+    cancel between parts): `measure(item)` for each of `items`, kept in `results`. `samples`: the clock's
+    readings taken of each part (0 for a measurement of counts, not of time)."""
+
+    samples = 0
 
     def __init__(self, items):
         self.items = tuple(items)

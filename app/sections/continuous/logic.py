@@ -352,9 +352,13 @@ def chapter_facts() -> dict:
 
 def window_facts(runs: WindowRuns, n_ctx: int) -> dict:
     """What the window does to the requests: their output median and maximum, the longest a member
-    can hold a fixed batch (n_ctx - 1 steps), and the chapter's maximum."""
+    can hold a fixed batch (n_ctx - 1 steps), the chapter's maximum, and the two gains counted in
+    steps (no clock): continuous over static in tokens a step ("tps") and in mean latency ("lat")."""
     n_new = [r.n_new for r in runs.requests]
+    s, c = (runs.schedules[p].summary() for p in POLICIES)
     return {
+        "tps": c.tokens_per_step / s.tokens_per_step,
+        "lat": s.latency_mean / c.latency_mean,
         "n": len(n_new),
         "median": float(np.median(n_new)),
         "max": max(n_new),

@@ -105,7 +105,7 @@ class ContinuousSection(MeasuringSection):
         ]
 
     def label(self):
-        from .logic import POSITION, ROUNDS, SLOTS, chapter_facts, window_facts
+        from .logic import POSITION, ROUNDS, SLOTS, chapter_facts, seed_readings, window_facts
 
         tr, lang = self.tr, self.lang
         runs = self.served
@@ -153,6 +153,10 @@ class ContinuousSection(MeasuringSection):
             max=facts["max"],
             hold=facts["hold"],
             chapter_max=facts["chapter_max"],
+            tps=clock.ratio_text(facts["tps"], lang),
+            lat=clock.ratio_text(facts["lat"], lang),
+            ch_tps=clock.ratio_text(seed_readings()["at_once"]["throughput"]["p50"], lang),
+            ch_lat=clock.ratio_text(seed_readings()["at_once"]["latency"]["p50"], lang),
         )
         self.window_note.object = f"<p class='explain' data-testid='continuous-window-note'>{esc(note)}</p>"
         self.show()
