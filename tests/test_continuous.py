@@ -336,7 +336,7 @@ def test_the_section_shows_the_same_numbers(monkeypatch):
         assert re.search(re.escape(num(m[p]["per_second"], "en")) + r"(?![\d.,])", explain), (p, explain)
     said = {
         "cb_window_faster": f"served {ratio(t.ratio)} times more tokens per second than static batching",
-        "cb_window_even": f"the ratio went from {ratio(t.ratio_low)} to {ratio(t.ratio_high)}, a range that includes 1",
+        "cb_window_even": f"the ratio ranged from {ratio(t.ratio_low)} to {ratio(t.ratio_high)}, a range that includes 1",
         "cb_window_slower": "served fewer tokens per second",
     }
     assert said[faster] in explain and all(v not in explain for k, v in said.items() if k != faster)
