@@ -20,7 +20,7 @@ import build
 from buildsupport.common import PYODIDE_CDN, SENTINEL_CDN, sha256_bytes, sha256_file
 from buildsupport.in_pyodide.compile_pyc import compile_jobs
 from buildsupport.inputs import Inputs
-from buildsupport.loader import CLASSIC, MODULES, hashed_modules
+from buildsupport.loader import CLASSIC, MODULES, bundle
 from buildsupport.zips import write_zip
 from tests.site_fixtures import REQUIRED, ROOT, site_cdn
 
@@ -53,7 +53,7 @@ def test_layout_self_contained(site):
     assert len(list((site / "pyodide" / version).glob("python_stdlib.*.zip"))) == 1
     for pattern in (
         "boot.*.js",
-        "loader/main.*.js",
+        "loader.*.js",
         "worker.*.js",
         "style.*.css",
         "app.*.zip",
@@ -371,45 +371,46 @@ def warm_cache(cdn):  # noqa: ARG001
 
 # ---------------------------------------------------------------- the loader (buildsupport/loader.py)
 
-SPECIFIER = re.compile(r"""^(?:import|export)\b[^;'"]*?\bfrom\s*"([^"]+)\"""", re.M)
-
 
 @pytest.mark.parametrize("kind", ["self-contained", "cdn"])
-def test_the_loader_is_one_classic_script_and_modules_by_their_hashed_names(kind, site, cdn):
-    """index.html runs one classic script in its <head> (the files that act while it is parsed) and the
-    modules' entry, every module preloaded; each import of a module names another module of the site by
-    its hashed name; no inline script but the configuration (the CSP has no 'unsafe-inline')."""
+def test_the_loader_is_one_classic_script_and_one_module_by_their_hashed_names(kind, site, cdn):
+    """index.html runs one classic script in its <head> (the files that act while it is parsed) and one
+    module script, every module of static/loader/ in it as a scope of its own, in ES modules' order, the
+    source as written but for its imports and exports; no inline script but the configuration (the CSP
+    has no 'unsafe-inline'); the bundle parses as a module (Node's check)."""
     dist = site if kind == "self-contained" else cdn
     page = (dist / "index.html").read_text()
-    head = page.split("</head>")[0]
-    folder = dist / "assets" / "loader"
-    built = {p.name: p for p in folder.glob("*.js")}
-    assert sorted(re.sub(r"\.[0-9a-f]{10}\.js$", ".js", n) for n in built) == sorted(
-        p.name for p in MODULES.glob("*.js")
-    )
     scripts = re.findall(r"<script\b([^>]*)>", page)
     assert [a for a in scripts if "src=" not in a] == [' type="application/json" id="kv-config"']
     (boot,) = (dist / "assets").glob("boot.*.js")
-    (entry,) = folder.glob("main.*.js")
-    assert scripts[1:] == [f' src="assets/{boot.name}"', f' type="module" src="assets/loader/{entry.name}"']
-    assert '<script type="importmap"' not in page
-    preloaded = re.findall(r'<link rel="modulepreload" href="assets/loader/([^"]+)">', head)
-    assert sorted(preloaded) == sorted(built) and head.index(boot.name) < head.index("modulepreload")
-    assert preloaded[-1] == entry.name  # in dependency order, the entry last
+    (entry,) = (dist / "assets").glob("loader.*.js")
+    assert scripts[1:] == [f' src="assets/{boot.name}"', f' type="module" src="assets/{entry.name}"']
+    assert '<script type="importmap"' not in page and "modulepreload" not in page
+    assert sha256_file(entry).startswith(entry.name.split(".")[1])
     # the classic script: its files, in their order
     assert boot.read_text() == "\n".join((ROOT / "static" / name).read_text() for name in CLASSIC)
-    for name, path in built.items():
-        text = path.read_text()
-        specifiers = SPECIFIER.findall(text)
-        for spec in specifiers:
-            target = folder / spec
-            assert re.fullmatch(r"\./[a-z]+\.[0-9a-f]{10}\.js", spec) and target.is_file(), (name, spec)
-            assert sha256_file(target).startswith(spec.split(".")[-2]), (name, spec)
-        # the source as written, but for its specifiers
-        source = re.sub(r'(from\s*"\./[a-z]+)\.[0-9a-f]{10}(\.js")', r"\1\2", text)
-        assert source == (MODULES / re.sub(r"\.[0-9a-f]{10}\.js$", ".js", name)).read_text(), name
-        assert text.count("import ") >= len(specifiers)
-    assert len(SPECIFIER.findall(entry.read_text())) >= 10
+    text = entry.read_text()
+    scopes = re.findall(r"^// static/loader/([a-z]+\.js)\nconst (__kv_[a-z]+) = \(\(\) => \{$", text, re.M)
+    assert sorted(n for n, _ in scopes) == sorted(p.name for p in MODULES.glob("*.js"))
+    assert scopes[0][0] == "state.js" and scopes[-1][0] == "main.js"  # main's first import first, main last
+    for name, scope in scopes:
+        source = (MODULES / name).read_text()
+        body = text.split(f"const {scope} = (() => {{\n", 1)[1].split("\n})();\n", 1)[0]
+        lines = [l for l in source.splitlines() if not l.startswith(("import ", "export "))]
+        assert all(l in body.splitlines() for l in lines), name  # every other line as written
+        for imported in re.findall(r'from "\./([a-z]+)\.js"', source):  # what it imports, run before it
+            assert text.index(f"const __kv_{imported} = ") < text.index(f"const {scope} = "), (name, imported)
+    node_checks(entry)
+
+
+def node_checks(path: Path) -> None:
+    module = path.with_suffix(".mjs")
+    module.write_bytes(path.read_bytes())
+    try:
+        done = subprocess.run(["node", "--check", str(module)], capture_output=True, text=True)
+    finally:
+        module.unlink()
+    assert done.returncode == 0, done.stderr
 
 
 def module_folder(tmp_path: Path, modules: dict[str, str]) -> Path:
@@ -422,38 +423,48 @@ def module_folder(tmp_path: Path, modules: dict[str, str]) -> Path:
     return folder
 
 
-def test_a_module_s_name_changes_with_every_module_it_imports(tmp_path):
-    """Hashed in dependency order: a change to a module renames it and every module that imports it,
-    directly or not, and no other; multi-line imports and re-exports are rewritten too."""
+def test_the_bundle_runs_the_modules_as_node_runs_them(tmp_path):
+    """The same modules, run by Node as modules and as the bundle: the same lines printed in the same
+    order (each module's top level after its imports', depth first in the order named), aliases, imports
+    over several lines, an async function and a class exported, a name two modules keep to themselves."""
     modules = {
-        "main.js": 'import { a } from "./a.js";\nimport {\n  b,\n} from "./b.js";\na(b);\n',
-        "a.js": 'export { c as a } from "./c.js";\n',
-        "b.js": "export const b = 1;\n",
-        "c.js": "export const c = (x) => x;\n",
+        "main.js": 'import { a } from "./a.js";\nimport {\n  b as bee,\n  K,\n} from "./b.js";\n'
+        'const own = "main";\nconsole.log(own, a(bee), new K().k);\n',
+        "a.js": 'import { c } from "./c.js";\nconst own = "a";\nconsole.log(own);\n'
+        "export const a = (x) => c(x) + 1;\nexport async function later() {}\n",
+        "b.js": 'import { c } from "./c.js";\nconsole.log("b", c(1));\nexport const b = 2;\n'
+        "export class K { k = 3; }\n",
+        "c.js": 'console.log("c");\nexport function c(x) {\n  return x * 10;\n}\n',
     }
-    before = hashed_modules(module_folder(tmp_path, modules))
-    assert list(before)[-1] == "main.js" and list(before).index("c.js") < list(before).index("a.js")
-    assert f'from "./{before["c.js"][0]}"' in before["a.js"][1].decode()
-    assert f'}} from "./{before["b.js"][0]}";' in before["main.js"][1].decode()
-    after = hashed_modules(module_folder(tmp_path, {**modules, "c.js": "export const c = (x) => x + 1;\n"}))
-    changed = sorted(name for name in modules if before[name][0] != after[name][0])
-    assert changed == ["a.js", "c.js", "main.js"]
+    folder = module_folder(tmp_path, modules)
+    one = tmp_path / "bundle.mjs"
+    one.write_bytes(bundle(folder))
+    for name in modules:  # Node runs .js as CommonJS here: the same files as .mjs
+        (folder / name).with_suffix(".mjs").write_text(modules[name].replace('.js"', '.mjs"'))
+    run = lambda path: subprocess.run(["node", str(path)], capture_output=True, text=True, check=True).stdout  # noqa: E731
+    assert run(one) == run(folder / "main.mjs") == "c\na\nb 10\nmain 21 3\n"
 
 
 @pytest.mark.parametrize(
     "modules, message",
     [
-        ({"main.js": 'import { a } from "./a.js";\n', "a.js": 'import "./main.js";\n'}, "import cycle"),
-        ({"main.js": 'const m = import("./a.js");\n', "a.js": ""}, "cannot rewrite"),
-        ({"main.js": 'import { x } from "https://example.org/x.js";\n'}, "not a module of static/loader"),
+        ({"main.js": 'import { a } from "./a.js";\n', "a.js": 'import { m } from "./main.js";\n'}, "import cycle"),
+        ({"main.js": 'const m = import("./a.js");\n', "a.js": ""}, "cannot bundle"),
+        ({"main.js": 'import { x } from "https://example.org/x.js";\n'}, "cannot bundle"),
         ({"main.js": 'import { x } from "./nowhere.js";\n'}, "not a module of static/loader"),
         ({"main.js": "export const x = 1;\n", "a.js": "export const y = 2;\n"}, "not imported by main.js"),
-        ({"main.js": '  import { a } from "./a.js";\n', "a.js": ""}, "cannot rewrite"),
+        ({"main.js": '  import { a } from "./a.js";\n', "a.js": ""}, "cannot bundle"),
+        (
+            {"main.js": 'import { a } from "./a.js";\n', "a.js": 'export { c as a } from "./c.js";\n', "c.js": ""},
+            "cannot bundle",
+        ),
+        ({"main.js": 'import { a } from "./a.js";\n', "a.js": "export let a = 1;\n"}, "cannot bundle"),
+        ({"main.js": 'import "./a.js";\n', "a.js": ""}, "cannot bundle"),
     ],
 )
-def test_the_build_stops_at_an_import_it_cannot_hash(tmp_path, modules, message):
+def test_the_build_stops_at_an_import_it_cannot_bundle(tmp_path, modules, message):
     with pytest.raises(build.BuildError, match=message):
-        hashed_modules(module_folder(tmp_path, modules))
+        bundle(module_folder(tmp_path, modules))
 
 
 def test_corrupted_cached_wheel_is_detected(tmp_path, warm_cache):
