@@ -45,16 +45,25 @@ BUILD_FIXTURES = {"site", "cdn", "site_url", "warm_cache", "wheel", "static_url"
 
 def pytest_configure(config):
     """Under pytest-xdist the controller names the run, so that its workers share one build of the site
-    (tests/site_fixtures.py shared_folder); the folder goes when the run ends."""
+    (tests/site_fixtures.py shared_folder), and starts that build at once, beside the workers' first
+    modules (they have no browser and no build: pytest_collection_modifyitems), so that no worker's
+    first static page waits for it; the folder goes when the run ends."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         import uuid
 
         if config.option.testrunuid is None:
             config.option.testrunuid = uuid.uuid4().hex
         config.kv_run = config.option.testrunuid
+        if "not build" not in (config.option.markexpr or ""):
+            from tests.site_fixtures import build_ahead
+
+            config.kv_build = build_ahead(config.kv_run)
 
 
 def pytest_unconfigure(config):
+    if getattr(config, "kv_build", None) is not None:
+        config.kv_build.terminate()
+        config.kv_build.wait()
     run = getattr(config, "kv_run", None)
     if run:
         import shutil

@@ -106,6 +106,20 @@ def _build(cdn: bool) -> Path:
     return out
 
 
+def build_ahead(run: str):
+    """The run's self-contained site, built by a process of its own under _build's lock (a worker that
+    needs it first waits on the lock, and finds it whole); None when it cannot be built here (the tests
+    that need it skip, saying why)."""
+    import subprocess
+    import sys
+
+    if tools_missing() or compiled_wheels_dir() is None:
+        return None
+    code = "from tests.site_fixtures import _build; _build(False)"
+    env = {**os.environ, "PYTEST_XDIST_TESTRUNUID": run}
+    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+
+
 def site_self_contained() -> Path:
     require_compiled_wheels()
     return _build(False)
