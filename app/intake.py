@@ -17,18 +17,33 @@ site's worker: app/wasm.py). Each change is checked on its own, before it touche
    (`parts.linked`, `RangeInput.linked`: `widgets.declared`), whose bounds the widget shows: one
    declaration, on the page and here.
 
+A UI event goes to a model that listens to it; a ReactiveHTML component's DOM event, only to a node
+and an event type the component declares (`declared_dom_events`): Panel would otherwise call any
+method named after them.
+
 What is refused never reaches the document, so neither the app nor the reader's other pages see
-it; each refusal is one line in the log ("refused from the browser: ..."), never a traceback. The
+it; each refusal is one line in the log ("refused from the browser: ..."), never a traceback, and
+the browser's error reply carries none either. Under Panel's server a session's refusals take at
+most `LINES_PER_SECOND` lines a second; one line says how many more there were (`LogQuota`). The
 work a forged value can cause is the work the page itself allows, and a session's document holds
 at most a few kilobytes a browser chose.
+
+The URL's arguments are a browser's too: before Bokeh, Panel or the app reads them
+(`url_arguments`), each key has its last value only, as the app reads it (app/state/settings.py),
+bytes that are not UTF-8 become U+FFFD (the app then shows its notice for a wrong value), and
+Bokeh's and Panel's own keys (`bokeh-*`: where the page loads its scripts from) are dropped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import math
+import re
 import sys
+import time
+import weakref
 
 import param
 
@@ -40,6 +55,8 @@ MAX_DEPTH = 16  # nesting of lists and objects in one value
 LARGER = {"response": 3 * 1024 * 1024}  # the sandbox's answer (app/sandbox reads at most 2 MB of it)
 SHOWN = 80  # characters of a refused value in the log line
 READER_SETS = ("value", "value_input", "value_throttled")  # what a reader does with a widget
+LINES_PER_SECOND = 10  # a session's refusals in the log, under Panel's server
+FOREIGN_KEYS = b"bokeh-"  # URL keys Bokeh and Panel act on; the app's own page never needs them
 
 
 def served(doc) -> bool:
@@ -82,8 +99,70 @@ def _short(x) -> str:
     return text if len(text) <= SHOWN else text[:SHOWN] + f"… ({len(text)} characters)"
 
 
-def refuse(what: str, why: str, value=None) -> None:
-    log.warning("%s: %s: %s%s", REFUSED, what, why, "" if value is None else f" ({_short(value)})")
+class LogQuota:
+    """At most LINES_PER_SECOND lines in any second: what is over is counted, and the first line of
+    the next second (said then, if a loop runs, or with the next line) says how many there were."""
+
+    def __init__(self, say=None, clock=time.monotonic):
+        self.say = say or log.warning
+        self.clock = clock
+        self.start, self.lines, self.dropped, self.waiting = -math.inf, 0, 0, False
+
+    def _next_second(self) -> None:
+        now = self.clock()
+        if now - self.start < 1:
+            return
+        self.start, self.lines = now, 0
+        if self.dropped:
+            self.lines, dropped, self.dropped = 1, self.dropped, 0
+            self.say("%s: %d more refusals in the last second, not logged", REFUSED, dropped)
+
+    def admit(self) -> bool:
+        """Whether one more line goes in the log now (if not, it is counted)."""
+        self._next_second()
+        if self.lines < LINES_PER_SECOND:
+            self.lines += 1
+            return True
+        self.dropped += 1
+        self._later()
+        return False
+
+    def __call__(self, *args) -> None:
+        if self.admit():
+            self.say(*args)
+
+    def _later(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a test's document): said with the next line
+            return
+        if not self.waiting:
+            self.waiting = True
+            loop.call_later(max(0.0, self.start + 1 - self.clock()) + 0.001, self._flush)
+
+    def _flush(self) -> None:
+        self.waiting = False
+        self._next_second()
+        if self.dropped:
+            self._later()
+
+
+_quotas: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def quota_for(doc) -> LogQuota | None:
+    """The log's quota of a session of Panel's server (None: the static site's worker, whose only
+    reader is the page's own)."""
+    if not served(doc):
+        return None
+    if doc not in _quotas:
+        _quotas[doc] = LogQuota()
+    return _quotas[doc]
+
+
+def refuse(what: str, why: str, value=None, doc=None) -> None:
+    args = ("%s: %s: %s%s", REFUSED, what, why, "" if value is None else f" ({_short(value)})")
+    (quota_for(doc) or log.warning)(*args)
 
 
 # -- what is small ----------------------------------------------------------------------------------
@@ -266,13 +345,46 @@ def page_ready(doc) -> bool:
     return bool(state._connected.get(doc))
 
 
+def declared_dom_events(obj) -> set[tuple[str, str]]:
+    """The (node, event type) pairs a ReactiveHTML component sends its server: Panel's `_dom_events`
+    and `on_event` callbacks (as it tells BokehJS: `_get_events`) and its template's `${method}`
+    bindings (`_inline_callbacks`: their type is the attribute, "onclick", as BokehJS sends it)."""
+    pairs = {(node, kind) for node, kinds in obj._get_events().items() for kind in kinds}
+    pairs.update((node, attr) for node, attr, _method in getattr(obj, "_inline_callbacks", ()))
+    return pairs
+
+
+LOOP_INDEX = re.compile(r"\{\{.*?loop\.index.*?\}\}")
+
+
+def _node_matches(pattern: str, node: str) -> bool:
+    """A node of the template; one named in a loop ("cell-{{ loop.index0 }}") stands for each copy."""
+    return re.fullmatch(r"\d+".join(map(re.escape, LOOP_INDEX.split(pattern))), node) is not None
+
+
+def check_dom_event(doc, model, rep: dict) -> None:
+    """Raise Refused unless a DOM event goes to a node and an event type its component declares."""
+    values = decoded(doc, rep, None)["msg_data"]
+    node, data = getattr(values, "node", None), getattr(values, "data", None)
+    kind = data.get("type") if isinstance(data, dict) else None
+    if not isinstance(node, str) or not isinstance(kind, str):
+        raise Refused("not a DOM event")
+    owners = [getattr(getattr(cb, "func", cb), "__self__", None) for cb in model._event_callbacks.get("dom_event", [])]
+    for owner in owners:
+        declared = declared_dom_events(owner) if hasattr(owner, "_get_events") else set()
+        if not any(_node_matches(n, node) for n, k in declared if k == kind):
+            raise Refused(f"the component does not declare the DOM event {node[:40]!r} {kind[:40]!r}")
+
+
 def check_event(doc, rep: dict) -> None:
-    """Raise Refused unless a UI event goes to a model (or the document) that listens to it."""
+    """Raise Refused unless a UI event goes to a model (or the document) that listens to it (a DOM
+    event: to a node and an event type its component declares)."""
     if rep.get("msg_type") != "bokeh_event":
         raise Refused(f"a browser may not send the message {str(rep.get('msg_type'))[:40]!r}")
     ref, name = _event_target(rep)
     if name != "document_ready" and not page_ready(doc):
         raise Refused(f"the event {name[:40]!r} came before the page said it was ready")
+    model = None
     if ref is None:
         listening = doc.callbacks.event_callbacks_for_event_name(name)
     else:
@@ -283,6 +395,10 @@ def check_event(doc, rep: dict) -> None:
     why = too_big(rep, MAX_BYTES)
     if why:
         raise Refused(why)
+    if name == "dom_event":
+        if model is None:
+            raise Refused("a DOM event names no component")
+        check_dom_event(doc, model, rep)
 
 
 def _what(doc, rep) -> str:
@@ -328,7 +444,7 @@ def apply_patch(doc, patch, setter=None, strict: bool = False) -> int:
         except Ignored:
             pass
         except Refused as e:
-            refuse(_what(doc, rep), str(e), rep.get("new") if isinstance(rep, dict) else rep)
+            refuse(_what(doc, rep), str(e), rep.get("new") if isinstance(rep, dict) else rep, doc)
     return applied
 
 
@@ -345,13 +461,72 @@ def gated_patch(self, message, connection):
     return connection.ok(message)
 
 
+# -- the URL's arguments -------------------------------------------------------------------------------
+
+
+def _utf8(x) -> bytes | None:
+    """One value as UTF-8 bytes (bad bytes and lone surrogates replaced); None if it is no text."""
+    if isinstance(x, bytes):
+        return x.decode("utf-8", "replace").encode("utf-8")
+    if isinstance(x, str):
+        return x.encode("utf-8", "replace").decode("utf-8", "replace").encode("utf-8")
+    return None
+
+
+def url_arguments(arguments) -> dict[str, list[bytes]]:
+    """A request's arguments ({key: [bytes, ...]}, from the URL or a session's token, which a browser
+    writes too) as every reader of them takes them (the module's docstring)."""
+    out: dict[str, list[bytes]] = {}
+    for key, values in arguments.items() if isinstance(arguments, dict) else ():
+        key = _utf8(key)
+        texts = [v for v in map(_utf8, values if isinstance(values, list) else [values]) if v is not None]
+        if key is not None and texts and not key.startswith(FOREIGN_KEYS):
+            out[key.decode("utf-8")] = texts[-1:]
+    return out
+
+
+def checked_request(init):
+    """bokeh.server.contexts._RequestProxy.__init__, whose arguments are a session's (Panel's
+    `state.session_args`), then `url_arguments`."""
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._arguments = url_arguments(self._arguments)
+
+    __init__.checked = True
+    return __init__
+
+
+def check_session_arguments(doc) -> None:
+    """The arguments of a session whose request came before `install` (the first of plain `panel serve
+    app/explorable.py`, which installs it with its first session), checked as every later one's."""
+    request = doc.session_context.request if served(doc) else None
+    if request is not None and isinstance(getattr(request, "_arguments", None), dict):
+        request._arguments = url_arguments(request._arguments)
+
+
+def plain_error(self, message, text: str):
+    """bokeh.server.connection.ServerConnection.error: the reply names the error, never the server's
+    traceback (its files and lines)."""
+    reply = self.protocol.create("ERROR", message.header["msgid"], str(text)[:200])
+    reply.content["traceback"] = None
+    return reply
+
+
 def install() -> None:
-    """The door for Panel's server, once per process; Bokeh's messages about a browser's message it
-    cannot read (JSON nested too deep, say) in one line."""
+    """The door for Panel's server, once per process, before it takes a request: patches, the URL's
+    arguments, error replies; Bokeh's messages about a browser's message it cannot read (JSON nested
+    too deep, say) in one line."""
+    from bokeh.server import contexts
+    from bokeh.server.connection import ServerConnection
     from bokeh.server.session import ServerSession, _needs_document_lock
 
     if getattr(ServerSession._handle_patch, "__wrapped__", None) is not gated_patch:
         ServerSession._handle_patch = _needs_document_lock(gated_patch)
+    if not getattr(contexts._RequestProxy.__init__, "checked", False):
+        contexts._RequestProxy.__init__ = checked_request(contexts._RequestProxy.__init__)
+    ServerConnection.error = plain_error
     for name in ("bokeh.server.views.ws", "bokeh.server.protocol_handler"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, OneLine) for f in logger.filters):
@@ -360,10 +535,15 @@ def install() -> None:
 
 class OneLine(logging.Filter):
     """Bokeh's server logs a message it cannot read with the whole message and a traceback: one line is
-    enough, the message is the browser's fault."""
+    enough, the message is the browser's fault; such lines of all sessions together take at most
+    LINES_PER_SECOND a second (Bokeh's line does not say whose message it was)."""
+
+    quota = LogQuota()
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info:
+            if not self.quota.admit():
+                return False
             record.msg = f"{REFUSED}: {record.getMessage().splitlines()[0][:200]}"
             record.args, record.exc_info, record.exc_text = None, None, None
         return True

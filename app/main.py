@@ -86,8 +86,9 @@ def watch_the_order() -> None:
 
 def create_app(query=None):
     doc = pn.state.curdoc
-    if intake.served(doc):  # Panel's server: a browser's changes pass its gates
+    if intake.served(doc):  # Panel's server: a browser's changes and its URL pass its gates
         intake.install()
+        intake.check_session_arguments(doc)
     use_page_template()
     watch_the_order()
     try:

@@ -1,4 +1,5 @@
-"""Under Panel's server one reader cannot stall or bloat another (app/intake.py).
+"""Under Panel's server one reader cannot stall or bloat another, nor reach what the page does not
+offer (app/intake.py).
 
 A hostile reader speaks Bokeh's protocol without BokehJS (tests/forge.py), so no check of the
 browser's stands in the way: it opens every section of its page, then gives every attribute of
@@ -6,23 +7,34 @@ every model of its document hostile values (huge and negative numbers, NaN and i
 types, 1 MB strings, objects nested 40 deep) and sends events to every model. Meanwhile reader B,
 in a browser, steps. Then the hostile reader's own session still answers a click, reader B's page
 still works, the server's memory has grown by less than 100 MB, and its log has one line per
-refusal and no traceback. Reader A forges the batch size of the report (30,000, through BokehJS
-in a real page): refused the same way, and A's page goes on.
+refusal and no traceback, at most ten a second for the hostile session. Reader A forges the batch
+size of the report (30,000, through BokehJS in a real page): refused the same way, and A's page goes
+on. A URL with bytes that are not UTF-8 (or any other bad value) in any key, Panel's and Bokeh's own
+keys included, is never a server error: the page comes with its notices and works. A forged DOM event
+naming a private method is refused in a line, without a traceback.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import queue
 import re
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 from playwright.sync_api import expect
 
 from app.i18n import LANGS, tr
+from app.intake import LINES_PER_SECOND
+from app.state.settings import Settings
 from tests.browser import chromium_missing, errors, open_all_sections, open_app, wait_t
 from tests.forge import INF, NAN, RawSession
-from tests.servers import panel_dev, server_lines, server_memory_mb
+from tests.servers import SERVER_OUTPUT, panel_dev, server_lines, server_memory_mb
+from tests.test_urlquery import BAD_BYTES
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -211,6 +223,7 @@ def test_a_hostile_session_cannot_stall_or_bloat_the_server(browser):
         reader_b.step()
         server_lines(url)
         memory_before = server_memory_mb(url)
+        started = time.monotonic()
 
         report = {"answers": [], "done": False}
         attacker = threading.Thread(target=attack, args=(url, report), daemon=True)
@@ -252,10 +265,162 @@ def test_a_hostile_session_cannot_stall_or_bloat_the_server(browser):
 
         growth = server_memory_mb(url) - memory_before
         lines = server_lines(url)
+        seconds = time.monotonic() - started
         refused = [line for line in lines if REFUSED in line]
         first = next((i for i, line in enumerate(lines) if "Traceback" in line), None)
         assert first is None, "\n".join(lines[max(0, first - 2) : first + 40])
-        assert len(refused) > report["pairs"], "every hostile value is said in the log"
-        assert any("RangeInput.value: outside 1..32 (30000)" in line for line in refused)
-        assert all(len(line) < 600 for line in refused)
+        # every refusal is counted: a line of its own, or in the line that says how many were not logged
+        untold = [
+            int(m.group(1)) for m in map(re.compile(r"(\d+) more refusals in the last second").search, refused) if m
+        ]
+        assert untold and len(refused) - len(untold) + sum(untold) > report["pairs"], "every hostile value is counted"
+        forged = [line for line in refused if "RangeInput.value: outside 1..32 (30000)" in line]  # reader A's
+        assert forged and all(len(line) < 600 for line in refused)
+        # the hostile session's lines: at most ten in each second it ran, and the second after it
+        assert len(refused) - len(forged) <= LINES_PER_SECOND * (math.ceil(seconds) + 1), (len(refused), seconds)
         assert growth < 100, f"the server's memory grew by {growth:.0f} MB"
+
+
+# Every key a reader's URL may carry: the app's, Panel's (theme, template) and Bokeh's (which Panel's
+# server acts on: bokeh-absolute-url is where the page loads its scripts from), and an unknown one.
+URL_KEYS = (*Settings.URL_KEYS, "template", "bokeh-absolute-url", "bokeh-app-path", "bokeh-autoload-element", "k")
+
+
+def get(url: str) -> tuple[int, str]:
+    """An HTTP GET as a browser's address bar sends it: (status, body); (0, "") if the server closed
+    the connection without an answer."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.status, r.read().decode("utf-8")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+    except (urllib.error.URLError, ConnectionError) as e:
+        return 0, repr(e)
+
+
+def page_token(html: str) -> str:
+    """The session's token in the page Panel's server sends (its websocket's credentials)."""
+    return json.loads('"' + re.search(r'token\\?":\\?"([^"\\]+)', html).group(1) + '"')
+
+
+def notices(session: RawSession) -> tuple[int, str]:
+    """How many URL parameters the session's page says it ignored (three named, then "and n more"),
+    and its texts that say so (in Spanish: the URL's lang is a bad value too)."""
+    texts = [m["attributes"].get("text", "") for m in session.models().values()]
+    said = " ".join(t for t in texts if isinstance(t, str) and "de la URL" in t)
+    more = re.search(r"Y (\d+) parámetros? más de la URL", said)
+    return said.count("Parámetro de la URL ignorado") + (int(more.group(1)) if more else 0), said
+
+
+def lines_until(url: str, text: str, timeout: float = 30) -> list[str]:
+    """The server's lines since the last read, up to one with `text` (its output reaches the test
+    through a pipe: a line printed before a reply may be read after it)."""
+    lines, deadline = [], time.monotonic() + timeout
+    while not any(text in line for line in lines) and time.monotonic() < deadline:
+        try:
+            line = SERVER_OUTPUT[url].get(timeout=deadline - time.monotonic())
+        except queue.Empty:
+            break
+        if line is None:  # the server ended
+            break
+        lines.append(line.rstrip("\n"))
+    return lines + server_lines(url)
+
+
+def test_no_url_value_is_a_server_error(served_url):
+    """Each kind of bad bytes in every key at once (repeated, and as a key): the page, its notices for
+    the app's keys, no traceback; the first such page steps. Bokeh's own session keys: a 400. A URL
+    past the server's limit: no answer, and the server answers the next request."""
+    url = served_url
+    server_lines(url)
+    huge = "x" * 8000 + "%C0%AF" * 1000  # 14 kB: three of them stay under Tornado's 64 kB
+    cases = [(bad, URL_KEYS, True) for bad in BAD_BYTES[:-1]] + [(huge, ("theme", "bokeh-absolute-url"), False)]
+    for i, (bad, keys, as_key) in enumerate(cases):
+        query = "&".join(f"{key}={bad}" for key in keys) + f"&lang=en&lang={bad}"
+        status, html = get(f"{url}?{query}" + (f"&{bad}=1&{bad}={bad}" if as_key else ""))
+        assert status == 200, (bad[:40], status, html[:300])
+        with RawSession(url, token=page_token(html)) as s:
+            count, said = notices(s)
+            # a notice for each key but Bokeh's own (dropped before anything reads them), lang, the bad key
+            told = {key for key in keys if not key.startswith("bokeh-")} | {"lang"}
+            assert count == len(told) + as_key, (bad[:40], said[:300])
+            if i == 0:  # the page works
+                s.ready()
+                step = next(mid for mid, m in s.models().items() if m["attributes"].get("label") == "Avanzar")
+                before = position(s)
+                s.event(step, "button_click")
+                assert (before, position(s)) == ("t = 2 / 64", "t = 3 / 64")
+    status, html = get(f"{url}?bokeh-absolute-url=http://elsewhere.example/")  # where Panel loads scripts from
+    assert status == 200 and "elsewhere" not in html
+    for key in ("bokeh-session-id", "bokeh-token"):
+        assert get(f"{url}?{key}={BAD_BYTES[0]}")[0] == 400
+    assert get(f"{url}?theme={'%C0%AF' * 20000}")[0] not in (200, 500)  # 120 kB: past Tornado's 64 kB
+    status, _html = get(f"{url}/autoload.js?bokeh-autoload-element=x&theme={BAD_BYTES[0]}&t={BAD_BYTES[3]}")
+    assert status == 200
+    assert get(f"{url}?theme=dark")[0] == 200
+    lines = server_lines(url)
+    bad_lines = [line for line in lines if "Traceback" in line or " 500 " in line or "Error" in line]
+    assert not bad_lines, bad_lines[:5]
+
+
+def test_a_forged_token_s_arguments_are_checked_too(served_url):
+    """The session's token (which a browser writes: Bokeh signs none here) carries the URL's arguments
+    for a session the websocket opens: values of any type, surrogates, lists empty or mixed."""
+    from bokeh.util.token import generate_jwt_token, generate_session_id
+
+    arguments = {
+        "theme": "\ud800",
+        "lang": [b"\xc0\xaf", 3],
+        "t": [],
+        "seed": [None, {"x": 1}, b"5"],
+        "mode": 7,
+        "bokeh-absolute-url": [b"http://elsewhere/"],
+        "k\udfff": [b"\xff"],
+    }
+    token = generate_jwt_token(generate_session_id(), extra_payload={"arguments": arguments})
+    server_lines(served_url)
+    with RawSession(served_url, token=token) as s:
+        count, said = notices(s)
+        assert count == 3 and position(s) == "t = 2 / 64", said[:300]  # theme, lang, k? (seed's last is 5)
+    assert not [line for line in server_lines(served_url) if "Traceback" in line or "Error" in line]
+
+
+PRIVATE = [("process", "event"), ("", "init__"), ("", "setstate__"), ("server", "destroy")]
+
+
+def test_a_forged_dom_event_is_refused_without_a_traceback(served_url):
+    """A DOM event for a node and type no component declares, naming Panel's private methods
+    (_process_event, __init__, __setstate__, _server_destroy), to every component: refused in a line
+    each, the reply OK with no traceback, and the session still steps."""
+    server_lines(served_url)
+    with RawSession(served_url) as s:
+        s.ready()
+        components = [mid for mid, m in s.models().items() if m["name"].endswith("ReactiveHTML")]
+        assert len(components) >= 5
+        for node, kind in PRIVATE:
+            content = {
+                "events": [
+                    {
+                        "kind": "MessageSent",
+                        "msg_type": "bokeh_event",
+                        "msg_data": {
+                            "type": "event",
+                            "name": "dom_event",
+                            "values": {
+                                "type": "map",
+                                "entries": [["model", {"id": mid}], ["node", node], ["data", data]],
+                            },
+                        },
+                    }
+                    for mid in components
+                    for data in ({"type": "map", "entries": [["type", kind]]}, {"type": "event"})
+                ]
+            }
+            assert s.raw_patch(json.dumps(content)) == "OK"
+        step = next(mid for mid, m in s.models().items() if m["attributes"].get("label") == "Avanzar")
+        before = position(s)
+        s.event(step, "button_click")
+        assert (before, position(s)) == ("t = 2 / 64", "t = 3 / 64")
+    lines = lines_until(served_url, "does not declare the DOM event")
+    assert not [line for line in lines if "Traceback" in line or "RecursionError" in line], lines[:5]
+    assert any("does not declare the DOM event 'process' 'event'" in line for line in lines), lines[:12]

@@ -307,3 +307,154 @@ def test_bokehjs_own_reports_are_dropped_without_a_word(page, caplog):
     assert not caplog.records
     change(doc, plot, "inner_width", "x" * 100)
     assert len(caplog.records) == 1
+
+
+def dom_event(model, node, data) -> dict:
+    """A ReactiveHTML component's DOM event as BokehJS sends it (`data` as written, Bokeh's encoding)."""
+    return {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {
+            "type": "event",
+            "name": "dom_event",
+            "values": {"type": "map", "entries": [["model", {"id": model.id}], ["node", node], ["data", data]]},
+        },
+    }
+
+
+def typed(kind: str) -> dict:
+    return {"type": "map", "entries": [["type", kind]]}
+
+
+# What Panel would call for them: _process_event (endless recursion), __init__, __setstate__, _server_destroy.
+PRIVATE = [("process", typed("event")), ("process", {"type": "event"}), ("", typed("init__"))]
+PRIVATE += [("", typed("setstate__")), ("server", typed("destroy")), ("*", typed("*"))]
+
+
+@pytest.mark.parametrize("node, data", PRIVATE)
+def test_a_forged_dom_event_reaches_no_method_of_the_page(page, refusals, caplog, node, data):
+    """The page's components declare no DOM event for the server: every one is refused in a line."""
+    view, doc = page
+    card = next(s for s in view.sections if s.key == "batch").card
+    button = next(m for m, _parent in card.button._models.values() if m.document is doc)
+    assert intake.apply_patch(doc, {"events": [dom_event(button, node, data)]}) == 0
+    assert intake.REFUSED in caplog.records[-1].getMessage()
+
+
+def test_a_dom_event_a_component_declares_is_taken():
+    """A component's declared DOM events (`_dom_events`, a `${method}` binding) reach it; another
+    node or event type of the same component does not."""
+    import param
+    from panel.reactive import ReactiveHTML
+
+    class Declared(ReactiveHTML):
+        presses, keys = param.Integer(default=0), param.Integer(default=0)
+        _template = '<div id="box"><button id="btn" onclick="${_press}">x</button></div>'
+        _dom_events = {"box": ["keydown"]}
+
+        def _press(self, event):
+            self.presses += 1
+
+        def _box_keydown(self, event):
+            self.keys += 1
+
+    widget, doc = Declared(), Document()
+    widget.server_doc(doc)
+    model = next(m for m, _parent in widget._models.values())
+    assert intake.declared_dom_events(widget) == {("btn", "onclick"), ("box", "keydown")}
+    sent = [("btn", "onclick"), ("box", "keydown"), ("btn", "keydown"), ("box", "onclick"), ("process", "event")]
+    applied = [intake.apply_patch(doc, {"events": [dom_event(model, n, typed(k))]}) for n, k in sent]
+    assert applied == [1, 1, 0, 0, 0] and (widget.presses, widget.keys) == (1, 1)
+
+
+class Clock:
+    """The quota's time, moved by the test (no waiting)."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_sessions_refusals_take_at_most_ten_lines_a_second(refusals, caplog):
+    """Under Panel's server (a session's document), 250 refusals in one message: ten lines; the first
+    line of the next second says how many more there were."""
+
+    class Context:  # what Bokeh's server gives a session's document
+        session = None
+
+    view = create_view("")
+    doc = Document()
+    view.layout.server_doc(doc)
+    context = Context()
+    doc._session_context = lambda: context
+    try:
+        clock = Clock()
+        intake.quota_for(doc).clock = clock
+        step = bokeh_model(view, view.controls.step_button, doc)
+        forged = [{"kind": "ModelChanged", "model": {"id": step.id}, "attr": "label", "new": i} for i in range(250)]
+        assert intake.apply_patch(doc, {"events": forged}) == 0
+        assert len(caplog.records) == intake.LINES_PER_SECOND
+        clock.now += 0.5
+        change(doc, step, "label", "x")
+        assert len(caplog.records) == intake.LINES_PER_SECOND
+        clock.now += 0.6
+        change(doc, step, "label", "y")
+        said = [r.getMessage() for r in caplog.records]
+        assert said[-2] == f"{intake.REFUSED}: 241 more refusals in the last second, not logged", said[-2:]
+        assert "label" in said[-1] and len(said) == intake.LINES_PER_SECOND + 2
+    finally:
+        doc._session_context = lambda: None
+
+
+def test_the_static_sites_refusals_are_all_logged(page, refusals, caplog):
+    """The static site's worker has one reader, the page's own: each refusal is its line."""
+    view, doc = page
+    step = bokeh_model(view, view.controls.step_button, doc)
+    intake.apply_patch(
+        doc,
+        {"events": [{"kind": "ModelChanged", "model": {"id": step.id}, "attr": "label", "new": i} for i in range(30)]},
+    )
+    assert len(caplog.records) == 30
+
+
+def test_an_error_reply_carries_no_traceback():
+    """Bokeh's reply to a message it failed on names the error; the traceback (the server's files and
+    lines) stays on the server."""
+    from bokeh.protocol import Protocol
+    from bokeh.protocol.messages.error import error as Error
+
+    class Connection:  # what ServerConnection.error reads of its connection
+        protocol = Protocol()
+
+    message = Protocol().create("PULL-DOC-REQ")
+    try:
+        raise RecursionError("maximum recursion depth exceeded")
+    except RecursionError as e:
+        theirs = Error.create(message.header["msgid"], repr(e))
+        ours = intake.plain_error(Connection(), message, repr(e))
+    assert "Traceback" in theirs.content["traceback"] and __file__ in theirs.content["traceback"]
+    assert (
+        ours.content["traceback"] is None
+        and ours.content["text"] == "RecursionError('maximum recursion depth exceeded')"
+    )
+    assert ours.header["reqid"] == message.header["msgid"] and ours.msgtype == "ERROR"
+
+
+@pytest.mark.parametrize(
+    "given, taken",
+    [
+        ({"theme": [b"\xc0\xaf"]}, {"theme": ["\ufffd\ufffd"]}),  # an overlong slash: not UTF-8
+        ({"t": [b"1", b"5"], "lang": [b"en"]}, {"t": ["5"], "lang": ["en"]}),  # a key given twice: its last value
+        ({"bokeh-absolute-url": [b"http://elsewhere/"], "bokeh-app-path": [b"/x"]}, {}),  # Bokeh's own keys
+        ({"k\ud800": ["v\udfff"], "seed": "7", "x": [], "y": [1, None]}, {"k?": ["v?"], "seed": ["7"]}),  # a token's
+        ({"\x00": [b"\x00" * 5]}, {"\x00": ["\x00" * 5]}),  # NUL is text: the app's rules say it is wrong
+        ("not a dict", {}),
+    ],
+)
+def test_the_urls_arguments_are_text_before_anything_reads_them(given, taken):
+    checked = intake.url_arguments(given)
+    assert {k: [v.decode("utf-8") for v in vs] for k, vs in checked.items()} == taken
+    for values in checked.values():
+        assert all(isinstance(v, bytes) for v in values) and len(values) == 1

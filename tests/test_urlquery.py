@@ -76,6 +76,30 @@ QUERIES = [
     "?" + "&".join(f"k{i}=v" for i in range(5000)) + "&t=7",
 ]
 
+# Bytes no URL value should have, each for every key (and as a key): the shell and the app read them
+# alike (the default, or the last good value), and nothing raises.
+BAD_BYTES = [
+    "%C0%AF",  # an overlong "/"
+    "%C0%80",  # an overlong NUL
+    "%E0%80%80",  # an overlong NUL in three bytes
+    "%ED%A0%80",  # a surrogate
+    "%F4%90%80%80",  # past U+10FFFF
+    "%80",  # a lone continuation byte
+    "%E2%82",  # a sequence cut short
+    "%FF%FE",
+    "%00",
+    "5%00",
+    "%",
+    "%G1",
+    "%25C0%25AF",  # encoded twice
+    "%EF%BB%BF1",  # a byte order mark, then a good number
+    "%0D%0A%1B[31m",
+    "%C0%AF" * 3000,
+]
+FUZZ = [f"?{key}={bad}" for key in Settings.URL_KEYS for bad in BAD_BYTES]
+FUZZ += [f"?{key}={good}&{key}={bad}" for key, good in (("lang", "en"), ("t", "12")) for bad in BAD_BYTES]
+FUZZ += [f"?{bad}=1&t=9" for bad in BAD_BYTES]
+
 
 def app_values(query: str) -> dict:
     s = settings_for(query, load_model())
@@ -83,18 +107,20 @@ def app_values(query: str) -> dict:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js not found (apt-get install nodejs)")
-def test_shell_and_app_read_the_same_values():
+@pytest.mark.parametrize("queries", [QUERIES, FUZZ], ids=["queries", "bad bytes"])
+def test_shell_and_app_read_the_same_values(queries):
     rules = settings_for(None, load_model()).url_rules()
     out = subprocess.run(
         ["node", str(ROOT / "tests" / "js" / "read_queries.js")],
         cwd=ROOT,
         check=True,
-        input=json.dumps({"rules": rules, "queries": QUERIES}),
+        input=json.dumps({"rules": rules, "queries": queries}),
         capture_output=True,
         text=True,
     )
     shell = json.loads(out.stdout)
-    for query, values in zip(QUERIES, shell):
+    assert len(shell) == len(queries)
+    for query, values in zip(queries, shell):
         assert values == app_values(query), query[:80]
 
 

@@ -4,7 +4,9 @@ at the page's start-up: it comes with the first section that plots)."""
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, Rect
+import math
+
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Legend, LegendItem, Range1d, Rect
 
 from ..figure.parts import esc, scroll_region
 from ..style import PALETTE, canvas_look, position_figure, show_token
@@ -58,6 +60,7 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
     f = figure(
         sizing_mode="stretch_width",
         x_range=x_range,
+        y_range=Range1d(0, 1),  # set with the data (fit_y): an automatic range over no data is -inf in BokehJS
         toolbar_location=None,
         tools="",
         min_border_left=10,
@@ -66,7 +69,6 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
     )
     canvas_look(f)
     f.xaxis.ticker = FixedTicker(ticks=list(ticks))
-    f.y_range.start = 0
     series = {}
     for key, (color, marker, dash) in styles.items():
         src = ColumnDataSource({"x": [], "y": []})
@@ -77,6 +79,13 @@ def series_figure(x_range, ticks, styles: dict, tooltips, **kw):
     f.add_tools(HoverTool(tooltips=tooltips))
     f.outline_line_color = None
     return f, series
+
+
+def fit_y(fig, sources, column: str = "y") -> None:
+    """A figure's y axis from 0 to its sources' largest value and a tenth more, as BokehJS's automatic
+    range pads it; 0 to 1 with no data yet."""
+    top = max((y for src in sources for y in src.data[column] if math.isfinite(y)), default=0)
+    fig.y_range.end = top * 1.1 if top > 0 else 1
 
 
 def lab_table(tr, label: str, head: list[str], rows: list[list[str]], testid: str) -> str:

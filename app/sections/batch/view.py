@@ -14,7 +14,7 @@ from ...i18n import sci, size
 from ...state import clock
 from ...style import BLUE, GREEN, HIGHLIGHT, INK, PALETTE, SKY, show_token
 from ..base import SteppedSection, Stepper
-from ..drawing import cell_columns, cell_figure, lab_table, series_figure, swatches, token_text
+from ..drawing import cell_columns, cell_figure, fit_y, lab_table, series_figure, swatches, token_text
 
 BATCH_SAMPLES = 7  # interleaved measurements of each B per position (the table shows medians)
 
@@ -223,6 +223,7 @@ class BatchSection(SteppedSection):
         for pos, (src, _item) in self.lines.items():
             mine = [r for r in rows if r["t"] == pos]
             src.data = {"x": [r["B"] for r in mine], "y": [r["per_s"] * 1e3 for r in mine]}
+        fit_y(self.plot_fig, [src for src, _item in self.lines.values()])
         self.plot.visible = self.plot_fig.visible = bool(rows)
         reading = lab.summary
         if reading is None:

@@ -12,13 +12,14 @@ import functools
 import math
 
 import panel as pn
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d
 
 from ...figure.parts import esc, linked, off_the_loop
 from ...i18n import num, sci, size
 from ...state import checkpoints
 from ...style import GREEN, PALETTE, canvas_look
 from ..base import Section
+from ..drawing import fit_y
 from . import logic as smaller
 
 
@@ -61,6 +62,7 @@ class SmallerSection(Section):
             height=260,
             sizing_mode="stretch_width",
             x_range=FactorRange(*factors),
+            y_range=Range1d(0, 1),  # set with the data (fit_y): an automatic range over no data is -inf in BokehJS
             toolbar_location=None,
             tools="",
             min_border_left=60,
@@ -74,7 +76,6 @@ class SmallerSection(Section):
         f.xgrid.visible = False
         f.xaxis.major_label_orientation = 0.9
         f.outline_line_color = None
-        f.y_range.start = 0
         return f
 
     def label(self):
@@ -216,6 +217,7 @@ class SmallerSection(Section):
             "drift": [sci(r.drift, lang) for r in rows],
             "label": [f"{r.kv_heads} · {r.fmt}" for r in rows],
         }
+        fit_y(self.chart, [self.source], "kib")
         self.chart_pane.visible = self.chart.visible = bool(rows)
         if not rows:
             self.result.object = ""

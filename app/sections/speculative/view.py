@@ -15,7 +15,7 @@ from ...i18n import num
 from ...state import clock
 from ...style import BLUE, GREY, INK, ORANGE, PALETTE, VERMILLION, show_token
 from ..base import SteppedSection, Stepper
-from ..drawing import cell_columns, cell_figure, lab_table, series_figure, swatches
+from ..drawing import cell_columns, cell_figure, fit_y, lab_table, series_figure, swatches
 
 SPEC_SEEDS = 7  # texts per k, one per seed, each with the draft and without (medians)
 
@@ -366,6 +366,7 @@ class SpeculativeSection(SteppedSection):
         )
         for key, (src, _item) in self.series.items():
             src.data = {"x": [r["k"] for r in rows], "y": [r[key] for r in rows]}
+        fit_y(self.plot_fig, [src for src, _item in self.series.values()])
         self.plot.visible = self.plot_fig.visible = bool(rows)
         self.explain.object = self.lab_explanation()
 

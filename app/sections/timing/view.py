@@ -14,7 +14,7 @@ from ...i18n import num
 from ...state import clock
 from ...style import GREEN, GREY
 from ..base import MeasuringSection
-from ..drawing import lab_table, series_figure
+from ..drawing import fit_y, lab_table, series_figure
 
 LAB_SAMPLES = 9  # measurements of each way per position (interleaved; the table shows medians)
 SERIES = {"cached": (GREEN, "circle", "solid"), "full": (GREY, "square", "dashed")}
@@ -93,6 +93,7 @@ class TimingSection(MeasuringSection):
         )
         for key, seconds in (("cached", "cached_s"), ("full", "full_s")):
             self.series[key][0].data = {"x": [r["t"] for r in rows], "y": [r[seconds] * 1e3 for r in rows]}
+        fit_y(self.fig, [src for src, _item in self.series.values()])
         self.plot.visible = self.plot_heading.visible = self.fig.visible = bool(rows)
 
     def status_values(self) -> dict:
