@@ -89,8 +89,10 @@ def write_atomic(path: Path, data: bytes) -> Path:
 #   'unsafe-eval'       Panel's ReactiveHTML (pn.FlexBox, the app's own components) builds its
 #                       scripts with new Function(); Pyodide's run_js (used by Panel) evaluates JS
 #   style 'unsafe-inline'  Bokeh and Panel inject <style> elements into their shadow roots
+#   worker-src blob:    the reader's code sandbox: a blob: worker under a policy of its own
+#                       (app/sandbox/host.js)
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; "
     "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
-    "connect-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'"
+    "connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; form-action 'none'"
 )

@@ -258,6 +258,7 @@ def add_sandbox(site: Site) -> None:
         "packageBaseUrl": cfg["packageBaseUrl"],
         "packages": ["numpy"],
         "lazy": {"index": cfg["lazy"], "base": cfg["packageBaseUrl"], "module": "app.wasm"},
+        "folders": ["packages/"],  # its wheels and lazy archives: all the sandbox may read of the site's root
     }
 
 

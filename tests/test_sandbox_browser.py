@@ -8,8 +8,13 @@ lesson's totals and meets the IndexError at 65, and the app's model weights are 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+import threading
+import time
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -59,6 +64,128 @@ CASES = [
         {"wrong"},
     ),
 ]
+
+
+# Every kind of request a worker can make, to each address in `bases` (+ tag/kind), then a wait of
+# `wait_ms` with the worker's thread held (as a run holds it) while what was sent goes out: in the
+# worker itself, and in a worker it starts from a blob: URL and one from a data: URL.
+ATTACK = r"""(bases, tag, waitMs) => {
+  const kinds = (u) => ({
+    fetch: () => fetch(u("fetch")),
+    post: () => fetch(u("post"), { method: "POST", body: "x" }),
+    xhr: () => { const x = new XMLHttpRequest(); x.open("GET", u("xhr"), false); x.send(); },
+    importScripts: () => importScripts(u("importScripts")),
+    import: () => eval("import(u('import'))"),
+    websocket: () => new WebSocket(u("websocket").replace(/^http/, "ws")),
+    eventsource: () => new EventSource(u("eventsource")),
+    font: () => new FontFace("x", `url(${u("font")})`).load(),
+    cache: () => caches.open("x").then((c) => c.add(u("cache"))),
+    beacon: () => navigator.sendBeacon(u("beacon"), "x"),
+    worker: () => new Worker(u("worker")),
+  });
+  const run = (u) => {
+    for (const f of Object.values(kinds(u))) {
+      try { const p = f(); if (p && p.catch) p.catch(() => {}); } catch (e) {}
+    }
+  };
+  for (const base of bases) {
+    run((kind) => `${base}${tag}/${kind}`);
+    const inner = (who) => `const kinds = ${kinds}; (${run})((kind) => ${JSON.stringify(base + tag + "/" + who + "-")} + kind);`;
+    const blob = URL.createObjectURL(new Blob([inner("blob")], { type: "text/javascript" }));
+    for (const url of [blob, "data:text/javascript," + encodeURIComponent(inner("data"))]) {
+      try { new Worker(url); } catch (e) {}
+    }
+  }
+  const end = Date.now() + waitMs;
+  while (Date.now() < end) {}
+}"""
+# What reaches a listener when that attack runs in a worker of the page with no policy of its own: the
+# kinds a run's code could send before its worker is gone (the issue's own: XMLHttpRequest, fetch, a
+# POST, importScripts; and import(), a WebSocket).
+SENT_UNCONTAINED = {"fetch", "post", "xhr", "importScripts", "import", "websocket"}
+
+
+def network_code(bases: list[str], tag: str) -> str:
+    """What a reader types to reach the network: the attack through js.eval, and the issue's calls
+    straight from Python."""
+    return (
+        "import js\n"
+        f"for url in {bases!r}:\n"
+        "    for call in (lambda: js.fetch(url + 'py/fetch'), lambda: js.importScripts(url + 'py/importScripts')):\n"
+        "        try:\n"
+        "            call()\n"
+        "        except Exception:\n"
+        "            pass\n"
+        f"js.eval({ATTACK!r})(js.JSON.parse({json.dumps(bases)!r}), {tag!r}, 1500)\n"
+        "def atencion(q, K, V):\n    return q\n"
+    )
+
+
+@contextlib.contextmanager
+def listener():
+    """An HTTP server on another port of this machine that answers everything (CORS open) and records
+    (method, path) of every request it receives; yields (its base URL, the record)."""
+    heard: list[tuple[str, str]] = []
+
+    class Record(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def answer(self):
+            heard.append((self.command, self.path))
+            self.send_response(200)
+            for name, value in {"Access-Control-Allow-Origin": "*", "Content-Type": "text/javascript"}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_PUT = do_OPTIONS = answer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", heard
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def kinds_heard(heard, tag: str) -> set[str]:
+    return {path.split("/")[2] for _, path in heard if path.startswith(f"/{tag}/")}
+
+
+def nothing_leaves_the_sandbox(page, served: bool):
+    """The reader's code tries every kind of request to another origin of this machine (and under
+    Panel's server to the app's page and websocket): none is sent. The same attack from a worker of
+    the page without the sandbox's policy reaches the listener, so the listener hears what is sent."""
+    with listener() as (base, heard):
+        origin = page.evaluate("location.origin")
+        bases = [base] + ([f"{origin}/explorable?", f"{origin}/explorable/ws?"] if served else [])
+        tag = f"reader-{uuid.uuid4().hex[:8]}"
+        asked: list = []  # every request the browser saw begin, the sandbox's workers' included
+
+        def on_request(request):
+            asked.append(request)
+
+        page.context.on("request", on_request)
+        sandbox_ready(page)
+        state, text = check_code(page, network_code(bases, tag))
+        assert state == "wrong", (state, text)
+        page.evaluate(
+            "([attack, base]) => { const w = new Worker(URL.createObjectURL(new Blob("
+            "[`(${attack})([${JSON.stringify(base)}], 'control', 1500)`]))); window.__kvControl = w; }",
+            [ATTACK, base],
+        )
+        deadline = time.monotonic() + 20
+        while not SENT_UNCONTAINED <= kinds_heard(heard, "control") and time.monotonic() < deadline:
+            page.wait_for_timeout(100)  # polling the listener's record: the condition, not a fixed wait
+        page.evaluate("window.__kvControl.terminate()")
+        assert SENT_UNCONTAINED <= kinds_heard(heard, "control"), heard
+        assert [h for h in heard if "/control/" not in h[1]] == []
+        page.context.remove_listener("request", on_request)
+        # the browser's own witness (the app's page and websocket too): each refused before it left
+        left = [(r.url, r.failure) for r in asked if tag in r.url and r.failure != "csp"]
+        assert left == []
 
 
 def weights(page) -> str:
@@ -123,6 +250,7 @@ def test_nothing_typed_stops_or_changes_the_page(sections_page, app_url, request
             assert re.search(r"… y [\d\u202f]+ líneas más", text), text
     assert replaced >= (1 if served else 2)
     assert page.evaluate("window.__kvSandboxHost.stats.starts") >= 1 + replaced  # stopped ones were replaced
+    nothing_leaves_the_sandbox(page, served)
     step_to_the_end(page)
     assert weights(page) == before
     # the only errors in the console: Pyodide's own report of the sandbox interpreters that died

@@ -11,6 +11,7 @@ import pytest
 
 import build
 from app.i18n import shell_text, tr
+from app.sections.quiz.challenge import SOLUTION
 from tests.browser import (
     STORM,
     LivePage,
@@ -23,6 +24,7 @@ from tests.browser import (
     wait_ready,
     wait_t,
 )
+from tests.test_sandbox_browser import QUIZ, check_code, sandbox_ready
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
@@ -88,6 +90,33 @@ def test_page_works_under_csp(under_csp):
     wait_t(page, 3)
     assert page.evaluate("window.__csp") == []
     assert page.evaluate("document.body.dataset.pyerror") is None
+
+
+def test_the_sandbox_keeps_its_own_policy_under_csp(under_csp):
+    """Under the recommended CSP (its `worker-src blob:`) the reader's code sandbox starts as a blob:
+    worker under its own policy (app/sandbox/host.js), and runs the official solution, with no
+    violation reported by the page."""
+    page = under_csp.place()
+    open_card(page, QUIZ)
+    sandbox_ready(page)
+    assert page.evaluate("window.__kvSandboxHost.stats.policy") == "own"
+    assert check_code(page, SOLUTION["es"])[0] == "right"
+    assert page.evaluate("window.__csp") == []
+
+
+def test_the_sandbox_starts_under_a_policy_without_blob_workers(browser, site):
+    """A host that sends the policy without `worker-src blob:` (the one recommended before it): the
+    sandbox starts from its file, under the host's policy. A page of its own: a policy is the
+    document's, from its first response."""
+    with serve(site, csp=build.CSP.replace("worker-src 'self' blob:", "worker-src 'self'")) as url:
+        page = LivePage(browser, url + "index.html")
+        try:
+            open_card(page.place(), QUIZ)
+            sandbox_ready(page.page)
+            assert page.page.evaluate("window.__kvSandboxHost.stats.policy") == "host"
+            assert check_code(page.page, SOLUTION["es"])[0] == "right"
+        finally:
+            page.close()
 
 
 def test_lazy_modules_load_on_first_import(site, under_csp):

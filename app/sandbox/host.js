@@ -52,14 +52,57 @@ if (!window.__kvSandboxHost) {
       if (cfg[key]) cfg[key] = absolute(cfg[key]);
     }
     if (cfg.lazy) cfg.lazy = Object.assign({}, cfg.lazy, { index: absolute(cfg.lazy.index), base: absolute(cfg.lazy.base) });
+    if (cfg.folders) cfg.folders = cfg.folders.map(absolute);
     return cfg;
   }
 
-  function newWorker(cfg) {
-    if (cfg.worker) return new Worker(cfg.worker);
-    // `panel serve`: no same-origin file for the worker; its source comes from the app.
-    const blob = new Blob([plain(host.data.sources).worker], { type: "text/javascript" });
-    return new Worker(URL.createObjectURL(blob));
+  // No request leaves the reader's code but the runtime's own files, whatever the host sends: its
+  // worker is a blob: worker created by a hidden srcdoc frame whose <meta> Content-Security-Policy
+  // lets scripts and connections reach only those files, and workers start only from blob: URLs. A
+  // blob: worker keeps its creator's policy for its life, and passes it to any worker it starts;
+  // nothing run inside can lift it (docs/sandbox.md, tests/test_sandbox_browser.py).
+  //
+  // The files it reads: its runtime's, and the folders of its wheels and lazy archives (`folders`, the
+  // static site's: its package base is the site's root, which is more than the sandbox needs).
+  const READS = ["worker", "pyodide", "indexURL", "stdLibURL", "lockFileURL"];
+
+  // A runtime address as a CSP source: a folder (ending in /) admits the files under it, a file itself.
+  const source = (url) => {
+    const u = new URL(url);
+    return u.origin + u.pathname.replace(/[;,'"\s]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+  };
+
+  function policyFor(cfg) {
+    const urls = READS.map((k) => cfg[k]).concat(cfg.lazy ? [cfg.lazy.index] : [], cfg.folders || []);
+    const sources = [...new Set(urls.filter(Boolean).map(source))].join(" ");
+    return `default-src 'none'; script-src ${sources} 'wasm-unsafe-eval' 'unsafe-eval'; ` +
+      `connect-src ${sources}; worker-src blob:; base-uri 'none'; form-action 'none'`;
+  }
+
+  const creators = new Map();                   // policy -> promise of its frame's window
+
+  function creator(policy) {
+    const known = creators.get(policy);
+    if (known && known.frame.isConnected) return known.window;
+    const frame = document.createElement("iframe");
+    frame.hidden = true;
+    frame.title = "sandbox";
+    frame.setAttribute("aria-hidden", "true");
+    frame.srcdoc = `<!doctype html><meta http-equiv="Content-Security-Policy" content="${policy.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}">`;
+    const window_ = new Promise((resolve) => frame.addEventListener("load", () => resolve(frame.contentWindow), { once: true }));
+    document.body.append(frame);
+    creators.set(policy, { frame, window: window_ });
+    return window_;
+  }
+
+  // `own`: under the sandbox's own policy (a blob: worker of the frame); else the worker's file,
+  // under the host's policy only (a host whose policy forbids blob: workers).
+  async function newWorker(cfg, own, spare) {
+    if (!own) return new Worker(cfg.worker);
+    const code = cfg.worker ? `importScripts(${JSON.stringify(cfg.worker)});` : plain(host.data.sources).worker;
+    const url = (spare.url = URL.createObjectURL(new Blob([code], { type: "text/javascript" })));
+    const made = await creator(policyFor(cfg));
+    return new made.Worker(url);
   }
 
   // A worker for the next run, booting now. Its "ready" or "failed" counts once, during its boot;
@@ -67,42 +110,59 @@ if (!window.__kvSandboxHost) {
   function boot() {
     const cfg = runtimeConfig();
     const t0 = performance.now();
-    const spare = { worker: null, ok: undefined };
+    const spare = { worker: null, ok: undefined, heard: false };
     host.stats.starts += 1;
     spare.ready = new Promise((resolve) => {
-      const finish = (result) => {
+      spare.finish = (result) => {
         if (spare.ok !== undefined) return;
         clearTimeout(spare.timer);
         spare.ok = result.ok;
+        if (spare.url) URL.revokeObjectURL(spare.url);
         if (!result.ok) {
           host.stats.lastFailure = `${result.message} (${result.url})`;
           if (spare.worker) spare.worker.terminate();
         } else {
           host.stats.lastStartMs = performance.now() - t0;
+          host.stats.policy = spare.own ? "own" : "host";
           performance.mark("kv-sandbox-ready");
         }
         resolve(result);
         settle();
       };
-      spare.finish = finish;
-      if (!cfg.pyodide || !cfg.indexURL) return finish({ ok: false, message: "no Python runtime is configured for the sandbox", url: "" });
-      try {
-        spare.worker = newWorker(cfg);
-      } catch (e) {
-        return finish({ ok: false, message: String(e), url: cfg.worker || "sandbox worker" });
-      }
-      spare.timer = setTimeout(() => finish({ ok: false, message: "the sandbox did not start in time", url: cfg.indexURL }), BOOT_LIMIT_MS);
-      spare.worker.addEventListener("message", (event) => onMessage(spare, event.data || {}));
-      spare.worker.addEventListener("error", (event) => {
-        event.preventDefault();
-        if (spare.ok === undefined) finish({ ok: false, message: event.message || "the sandbox worker failed", url: cfg.worker || "" });
-        else if (host.running === spare.worker) crashed(event.message || "the sandbox worker failed");
-      });
-      spare.worker.postMessage({ type: "init", config: cfg, runner: plain(host.data.sources).runner, files: host.files });
+      if (!cfg.pyodide || !cfg.indexURL) return spare.finish({ ok: false, message: "no Python runtime is configured for the sandbox", url: "" });
+      spare.timer = setTimeout(() => spare.finish({ ok: false, message: "the sandbox did not start in time", url: cfg.indexURL }), BOOT_LIMIT_MS);
+      start(spare, cfg, true);
     });
     host.spare = spare;
     settle();
     return spare;
+  }
+
+  // The spare's worker, started. One that fails before a word under the sandbox's own policy (a host
+  // policy that forbids blob: workers) starts again from its file, under the host's policy.
+  async function start(spare, cfg, own) {
+    let worker;
+    try {
+      worker = await newWorker(cfg, own, spare);
+    } catch (e) {
+      return spare.finish({ ok: false, message: String(e), url: cfg.worker || "sandbox worker" });
+    }
+    if (spare.ok !== undefined) return worker.terminate();     // its boot ended meanwhile (timed out)
+    Object.assign(spare, { worker, own });
+    worker.addEventListener("message", (event) => {
+      spare.heard = true;
+      onMessage(spare, event.data || {});
+    });
+    worker.addEventListener("error", (event) => {
+      event.preventDefault();
+      if (spare.ok === undefined && own && !spare.heard && cfg.worker) {
+        worker.terminate();
+        start(spare, cfg, false);
+      } else if (spare.ok === undefined) {
+        spare.finish({ ok: false, message: event.message || "the sandbox worker failed", url: cfg.worker || "" });
+      } else if (host.running === worker) crashed(event.message || "the sandbox worker failed");
+    });
+    worker.postMessage({ type: "init", config: cfg, runner: plain(host.data.sources).runner, files: host.files });
   }
 
   // The run's worker is done with, whatever happened: terminate it (its timers, listeners and
