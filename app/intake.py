@@ -17,6 +17,9 @@ site's worker: app/wasm.py). Each change is checked on its own, before it touche
    (`parts.linked`, `RangeInput.linked`: `widgets.declared`), whose bounds the widget shows: one
    declaration, on the page and here.
 
+A message is bounded as a whole too (and its answer paced, `paced_patch`): the clicks the app takes itself (`command_of`) are queued and
+coalesced by the app, and Panel handles at most `MAX_EVENTS` other UI events of one message.
+
 What is refused never reaches the document, so neither the app nor the reader's other pages see
 it; each refusal is one line in the log ("refused from the browser: ..."), never a traceback. The
 work a forged value can cause is the work the page itself allows, and a session's document holds
@@ -25,10 +28,12 @@ at most a few kilobytes a browser chose.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import math
 import sys
+import time
 
 import param
 
@@ -39,6 +44,7 @@ MAX_BYTES = 64 * 1024  # a value's JSON: a reader's code fits many times over
 MAX_DEPTH = 16  # nesting of lists and objects in one value
 LARGER = {"response": 3 * 1024 * 1024}  # the sandbox's answer (app/sandbox reads at most 2 MB of it)
 SHOWN = 80  # characters of a refused value in the log line
+MAX_EVENTS = 32  # UI events of one message Panel handles (each is a tick of the server's loop and a reply)
 READER_SETS = ("value", "value_input", "value_throttled")  # what a reader does with a widget
 
 
@@ -285,6 +291,19 @@ def check_event(doc, rep: dict) -> None:
         raise Refused(why)
 
 
+def command_of(doc, rep: dict):
+    """The app's own command for a click (a button the app gave `_command`: app/figure/controls.py), or
+    None. It gets the click at once, and queues and coalesces it (app/state/commands.py): Panel would
+    handle each click at a tick of its own and send its count back to the browser, some 8 ms a click."""
+    ref, name = _event_target(rep)
+    model = _model(doc, ref) if name == "button_click" else None
+    for cb in model._event_callbacks.get(name, []) if model is not None else []:
+        owner = getattr(cb.func if isinstance(cb, functools.partial) else cb, "__self__", None)
+        if getattr(owner, "_command", None) is not None:
+            return owner._command
+    return None
+
+
 def _what(doc, rep) -> str:
     if not isinstance(rep, dict):
         return "?"
@@ -312,7 +331,7 @@ def apply_patch(doc, patch, setter=None, strict: bool = False) -> int:
             raise ValueError(f"not a patch: {_short(content)}")
         refuse("patch", "no list of events", content)
         return 0
-    applied = 0
+    applied, handled, seen = 0, 0, {}
     for rep in events:
         try:
             if not isinstance(rep, dict):
@@ -320,7 +339,18 @@ def apply_patch(doc, patch, setter=None, strict: bool = False) -> int:
             if rep.get("kind") == "ModelChanged":
                 check_change(doc, rep, buffers)
             elif rep.get("kind") == "MessageSent":
-                check_event(doc, rep)
+                key = repr(rep)  # the same click again in one message: checked once
+                if key not in seen:
+                    check_event(doc, rep)
+                    seen[key] = command_of(doc, rep)
+                command = seen[key]
+                if command is not None:
+                    command()
+                    applied += 1
+                    continue
+                handled += 1
+                if handled > MAX_EVENTS:
+                    raise Refused(f"more than {MAX_EVENTS} UI events in one message")
             else:
                 raise Refused(f"a browser may not send {str(rep.get('kind'))[:40]!r}")
             doc.apply_json_patch(Serialized({"events": [rep]}, buffers), setter=setter)
@@ -345,13 +375,33 @@ def gated_patch(self, message, connection):
     return connection.ok(message)
 
 
+locked_patch = None  # gated_patch under the document's lock (install)
+PACE = 3  # a session's patch that took the loop a while is answered after PACE times as long again
+PACED_FROM = 0.01  # seconds: a reader's own patches take less, and are answered at once
+
+
+async def paced_patch(self, message, connection):
+    """`gated_patch` under the document's lock; then, if it took the server's loop PACED_FROM or more, the
+    answer waits PACE times as long, outside the lock. A session's next message waits for the answer
+    (Bokeh's client does; and the server reads a connection's messages one at a time), so one session's
+    patches take at most 1 / (1 + PACE) of the loop, however large each is."""
+    start = time.perf_counter()
+    reply = await locked_patch(self, message, connection)
+    took = time.perf_counter() - start
+    if took >= PACED_FROM:
+        await asyncio.sleep(PACE * took)
+    return reply
+
+
 def install() -> None:
     """The door for Panel's server, once per process; Bokeh's messages about a browser's message it
     cannot read (JSON nested too deep, say) in one line."""
     from bokeh.server.session import ServerSession, _needs_document_lock
 
-    if getattr(ServerSession._handle_patch, "__wrapped__", None) is not gated_patch:
-        ServerSession._handle_patch = _needs_document_lock(gated_patch)
+    global locked_patch
+    if ServerSession._handle_patch is not paced_patch:
+        locked_patch = _needs_document_lock(gated_patch)
+        ServerSession._handle_patch = paced_patch
     for name in ("bokeh.server.views.ws", "bokeh.server.protocol_handler"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, OneLine) for f in logger.filters):

@@ -3,6 +3,7 @@ the live region), and the advanced settings (language, seed, top-p, the link to 
 
 from __future__ import annotations
 
+import functools
 import time
 
 import panel as pn
@@ -61,9 +62,9 @@ class Controls(Part):
             margin=(4, 4),
             styles={"flex": "1 1 220px", "min-width": "0", "min-height": "1.5em"},
         )
-        self.step_button.on_click(lambda _e: self.do("step"))
-        self.reset_button.on_click(lambda _e: self.do("reset"))
-        self.back_button.on_click(lambda _e: self.do("back"))
+        for button, command in ((self.step_button, STEP), (self.reset_button, RESET), (self.back_button, BACK)):
+            button.on_click(lambda _e, c=command: self.do(c))
+            button._command = functools.partial(self.do, command)  # a browser's click, straight (app/intake.py)
         self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
         settings.param.watch(self._mode_said, "mode")
         settings.param.watch(lambda _e: self.retime(), "speed")
