@@ -19,7 +19,9 @@ site's worker: app/wasm.py). Each change is checked on its own, before it touche
 
 A UI event goes to a model that listens to it; a ReactiveHTML component's DOM event, only to a node
 and an event type the component declares (`declared_dom_events`): Panel would otherwise call any
-method named after them.
+method named after them. A message is bounded as a whole too (and its answer paced, `paced_patch`):
+the clicks the app takes itself (`command_of`) are queued and coalesced by the app, and Panel handles
+at most `MAX_EVENTS` other UI events of one message.
 
 What is refused never reaches the document, so neither the app nor the reader's other pages see
 it; each refusal is one line in the log ("refused from the browser: ..."), never a traceback, and
@@ -54,6 +56,7 @@ MAX_BYTES = 64 * 1024  # a value's JSON: a reader's code fits many times over
 MAX_DEPTH = 16  # nesting of lists and objects in one value
 LARGER = {"response": 3 * 1024 * 1024}  # the sandbox's answer (app/sandbox reads at most 2 MB of it)
 SHOWN = 80  # characters of a refused value in the log line
+MAX_EVENTS = 32  # UI events of one message Panel handles (each is a tick of the server's loop and a reply)
 READER_SETS = ("value", "value_input", "value_throttled")  # what a reader does with a widget
 LINES_PER_SECOND = 10  # a session's refusals in the log, under Panel's server
 FOREIGN_KEYS = b"bokeh-"  # URL keys Bokeh and Panel act on; the app's own page never needs them
@@ -401,6 +404,19 @@ def check_event(doc, rep: dict) -> None:
         check_dom_event(doc, model, rep)
 
 
+def command_of(doc, rep: dict):
+    """The app's own command for a click (a button the app gave `_command`: app/figure/controls.py), or
+    None. It gets the click at once, and queues and coalesces it (app/state/commands.py): Panel would
+    handle each click at a tick of its own and send its count back to the browser, some 8 ms a click."""
+    ref, name = _event_target(rep)
+    model = _model(doc, ref) if name == "button_click" else None
+    for cb in model._event_callbacks.get(name, []) if model is not None else []:
+        owner = getattr(cb.func if isinstance(cb, functools.partial) else cb, "__self__", None)
+        if getattr(owner, "_command", None) is not None:
+            return owner._command
+    return None
+
+
 def _what(doc, rep) -> str:
     if not isinstance(rep, dict):
         return "?"
@@ -426,9 +442,9 @@ def apply_patch(doc, patch, setter=None, strict: bool = False) -> int:
     if not isinstance(events, list):
         if strict:
             raise ValueError(f"not a patch: {_short(content)}")
-        refuse("patch", "no list of events", content)
+        refuse("patch", "no list of events", content, doc)
         return 0
-    applied = 0
+    applied, handled, seen = 0, 0, {}
     for rep in events:
         try:
             if not isinstance(rep, dict):
@@ -436,7 +452,18 @@ def apply_patch(doc, patch, setter=None, strict: bool = False) -> int:
             if rep.get("kind") == "ModelChanged":
                 check_change(doc, rep, buffers)
             elif rep.get("kind") == "MessageSent":
-                check_event(doc, rep)
+                key = repr(rep)  # the same click again in one message: checked once
+                if key not in seen:
+                    check_event(doc, rep)
+                    seen[key] = command_of(doc, rep)
+                command = seen[key]
+                if command is not None:
+                    command()
+                    applied += 1
+                    continue
+                handled += 1
+                if handled > MAX_EVENTS:
+                    raise Refused(f"more than {MAX_EVENTS} UI events in one message")
             else:
                 raise Refused(f"a browser may not send {str(rep.get('kind'))[:40]!r}")
             doc.apply_json_patch(Serialized({"events": [rep]}, buffers), setter=setter)
@@ -514,6 +541,24 @@ def plain_error(self, message, text: str):
     return reply
 
 
+locked_patch = None  # gated_patch under the document's lock (install)
+PACE = 3  # a session's patch that took the loop a while is answered after PACE times as long again
+PACED_FROM = 0.01  # seconds: a reader's own patches take less, and are answered at once
+
+
+async def paced_patch(self, message, connection):
+    """`gated_patch` under the document's lock; then, if it took the server's loop PACED_FROM or more, the
+    answer waits PACE times as long, outside the lock. A session's next message waits for the answer
+    (Bokeh's client does; and the server reads a connection's messages one at a time), so one session's
+    patches take at most 1 / (1 + PACE) of the loop, however large each is."""
+    start = time.perf_counter()
+    reply = await locked_patch(self, message, connection)
+    took = time.perf_counter() - start
+    if took >= PACED_FROM:
+        await asyncio.sleep(PACE * took)
+    return reply
+
+
 def install() -> None:
     """The door for Panel's server, once per process, before it takes a request: patches, the URL's
     arguments, error replies; Bokeh's messages about a browser's message it cannot read (JSON nested
@@ -522,11 +567,13 @@ def install() -> None:
     from bokeh.server.connection import ServerConnection
     from bokeh.server.session import ServerSession, _needs_document_lock
 
-    if getattr(ServerSession._handle_patch, "__wrapped__", None) is not gated_patch:
-        ServerSession._handle_patch = _needs_document_lock(gated_patch)
     if not getattr(contexts._RequestProxy.__init__, "checked", False):
         contexts._RequestProxy.__init__ = checked_request(contexts._RequestProxy.__init__)
     ServerConnection.error = plain_error
+    global locked_patch  # gated_patch under the document's lock, answered by paced_patch
+    if ServerSession._handle_patch is not paced_patch:
+        locked_patch = _needs_document_lock(gated_patch)
+        ServerSession._handle_patch = paced_patch
     for name in ("bokeh.server.views.ws", "bokeh.server.protocol_handler"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, OneLine) for f in logger.filters):

@@ -11,13 +11,16 @@ table, then the sections below the figure (each built when first opened) and the
 
 from __future__ import annotations
 
+import math
+
 import panel as pn
 
+from . import intake
 from .components.a11y import A11y, use_accessible_design
 from .figure.clock_plot import ClockPlot
 from .figure.controls import AdvancedSettings, Controls
 from .figure.grid import CacheGrid
-from .figure.parts import OnSession, esc, html_pane
+from .figure.parts import OnSession, defer, esc, html_pane, later
 from .figure.plots import CostBars, QueryReads
 from .figure.readouts import DataTable, PageState, Readouts
 from .figure.text import ErrorBox, Header, Notices, TokenText
@@ -31,6 +34,8 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.session = session
         use_accessible_design()
         session.dispatch = pn.io.unlocked  # redraws reach the browser from any callback
+        if intake.served(pn.state.curdoc):  # one server for every reader: costly switches are spaced
+            session.schedule = lambda s, fn: defer(fn) if s <= 0 else later(math.ceil(s * 1000), fn)
         self.a11y = A11y(theme=session.settings.theme, height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")
         # The page's state (the query a reload and the share link keep) redraws first at every change, so it

@@ -1,18 +1,24 @@
 """Benchmark: what a hostile reader costs another reader under Panel's server (app/intake.py).
 
-    python -m tests.bench_forged [--steps 20]
+    python -m tests.bench_forged [--steps 20] [--nthreads N]
 
 Under `build.py dev`, reader B steps in headless Chromium (a click on Avanzar to the new position
 on the page, timed in the page), first alone, then while a hostile session attacks (tests/
 test_forged_browser.py's attack: hostile values for every attribute of every model, 1 MB strings,
 events to every model), then while reader A forges the batch size to 30,000 in its own page (the
-report of issue 17). Prints B's step times (median and max) in each phase and the server's memory
-before and after.
+report of issue 17), then while one session sends 2,000 valid clicks in one message, again and again
+(tests/forge.py's clicks), then while three sessions, every section open, flood valid values (the
+language, the K/V heads, every measuring button: tests/forge.py's floods). Prints B's step times in
+each phase (median, p95, max) and the ratio of each phase's p95 to B's alone just before it, in one run,
+and the server's memory before and after. `--nthreads` runs the server with Panel's worker threads
+(PANEL_NUM_THREADS).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import statistics
 import sys
 import threading
@@ -53,15 +59,40 @@ def step_times(page, state: dict, n: int | None = None, while_alive=None) -> lis
     return times
 
 
-def line(name: str, times: list[float]) -> str:
-    return f"| {name} | {len(times)} | {statistics.median(times):.0f} ms | {max(times):.0f} ms |"
+def p95(times: list[float]) -> float:
+    return sorted(times)[math.ceil(0.95 * len(times)) - 1]
+
+
+def line(name: str, times: list[float], alone: list[float]) -> str:
+    return (
+        f"| {name} | {len(times)} | {statistics.median(times):.0f} ms | {p95(times):.0f} ms | {max(times):.0f} ms"
+        f" | {p95(times) / p95(alone):.2f} |"
+    )
+
+
+def while_running(target, args, page, state, n: int) -> tuple[list[float], list]:
+    """B's n steps while target(*args, stop) runs in a thread (each attacker one), then what each returned."""
+    stop, results, threads = threading.Event(), [], []
+    for a in args:
+        t = threading.Thread(target=lambda a=a: results.append(target(*a, stop)), daemon=True)
+        t.start()
+        threads.append(t)
+    times = step_times(page, state, n)
+    stop.set()
+    for t in threads:
+        t.join(900)
+    return times, results
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20, help="B's steps alone and during the forged size")
+    parser.add_argument("--steps", type=int, default=20, help="B's steps in each phase")
+    parser.add_argument("--nthreads", type=int, default=None, help="Panel's worker threads (PANEL_NUM_THREADS)")
     args = parser.parse_args(argv)
+    if args.nthreads is not None:
+        os.environ["PANEL_NUM_THREADS"] = str(args.nthreads)
     from tests.browser import chromium, open_all_sections, open_app, wait_t
+    from tests.forge import RawSession, clicks, floods, open_every_section
     from tests.servers import panel_dev, server_memory_mb
     from tests.test_forged_browser import attack
 
@@ -83,12 +114,29 @@ def main(argv=None) -> int:
         a.evaluate("""() => { for (const m of Bokeh.documents[0].all_models)
                                 if (m.data && m.data.end === 32 && 'value' in m.data) m.data.value = 30000; }""")
         forged = step_times(b, state, args.steps)
+        before_clicks = step_times(b, state, args.steps)
+        with RawSession(url, "lang=es", timeout=600) as c:
+            c.ready()
+            clicked, sent = while_running(clicks, [(c,)], b, state, args.steps)
+        sessions = [RawSession(url, "lang=es", timeout=600).__enter__() for _ in range(3)]
+        opened = [open_every_section(s) for s in sessions]
+        for s in sessions:
+            s.ready()
+        before_floods = step_times(b, state, args.steps)  # three sessions open, idle
+        flooded, rounds = while_running(floods, list(zip(sessions, opened)), b, state, args.steps)
+        for s in sessions:
+            s.close()
         grown = server_memory_mb(url) - memory
-    print("Reader B's steps under `build.py dev` (click to the new position on B's page):\n")
-    print("| while | steps | median | max |\n|---|---|---|---|")
-    print(line("B alone", alone))
-    print(line(f"a hostile session attacks ({report['pairs']:,} attributes of its models)", attacked))
-    print(line("reader A forges the batch size to 30,000", forged))
+    print(f"Reader B's steps under `build.py dev` (click to the new position on B's page), nthreads={args.nthreads}.")
+    print("Each ratio: the phase's p95 over the p95 of B alone just before it (the machine's load drifts).\n")
+    print("| while | steps | median | p95 | max | p95 / B alone before |\n|---|---|---|---|---|---|")
+    print(line("B alone", alone, alone))
+    print(line(f"a hostile session attacks ({report['pairs']:,} attributes of its models)", attacked, alone))
+    print(line("reader A forges the batch size to 30,000", forged, alone))
+    print(line("B alone, before the clicks", before_clicks, before_clicks))
+    print(line(f"one session sends 2,000 valid clicks a message ({sent[0]} messages)", clicked, before_clicks))
+    print(line("B alone, three sessions open, idle", before_floods, before_floods))
+    print(line(f"three sessions flood valid values ({sum(rounds)} rounds)", flooded, before_floods))
     print(f"\nserver memory: {memory:.0f} MB before, {memory + grown:.0f} MB after ({grown:+.0f} MB)")
     return 0
 

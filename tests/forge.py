@@ -176,3 +176,72 @@ class RawSession:
             ]
         }
         return self.raw_patch(json.dumps(content), timeout)
+
+
+def labelled(models: dict, *keys: str) -> list[str]:
+    """The ids of the buttons (and button groups) whose label is the app's text for one of `keys`, in
+    any language (app/i18n)."""
+    from app.i18n import LANGS, tr
+
+    texts = {tr(lang, key) for lang in LANGS for key in keys}
+    found = []
+    for mid, m in models.items():
+        a = m["attributes"]
+        labels = a.get("labels") if isinstance(a.get("labels"), list) else [a.get("label")]
+        if any(isinstance(x, str) and x in texts for x in labels):
+            found.append(mid)
+    return found
+
+
+def open_every_section(s: RawSession, timeout: float = 300) -> dict:
+    """Open every section of the session's page (the sections' buttons say `presses`), and wait until
+    each says expanded: its contents are built (app/components). The document's models, then."""
+    import time
+
+    s.patch([(mid, "presses", 1) for mid in s.models()])  # refused but by the sections' buttons
+    deadline = time.monotonic() + timeout
+    while True:
+        s.doc = None
+        models = s.models()
+        cards = [m["attributes"] for m in models.values() if m["attributes"].get("name", "").startswith("Disclosure")]
+        if cards and all(card.get("expanded") for card in cards):
+            return models
+        left = deadline - time.monotonic()
+        assert left > 0, f"{sum(bool(c.get('expanded')) for c in cards)} of {len(cards)} open"
+        s.next_push(timeout=left)  # the server builds the rest at its next ticks, and sends what it built
+
+
+# The measuring buttons of the sections (their labels' keys in app/i18n)
+MEASURING = ("lab_run", "prove_run", "prove_65", "batch_run", "spec_run", "wq_run", "cb_run", "small_compare")
+
+
+def clicks(s: RawSession, stop, count: int = 2000) -> int:
+    """The issue's message, again and again until `stop` is set: `count` clicks in one message (Reiniciar,
+    then 62 x Avanzar, repeated). How many messages the server answered OK."""
+    models = s.models()
+    (reset,), (step,) = labelled(models, "reset")[:1], labelled(models, "step")[:1]
+    message = ([(reset, "button_click", None)] + [(step, "button_click", None)] * 62) * (count // 63 + 1)
+    sent = 0
+    while not stop.is_set():
+        assert s.events(message[:count], timeout=600) == "OK"
+        sent += 1
+    return sent
+
+
+def floods(s: RawSession, models: dict, stop) -> int:
+    """Valid values as fast as the server answers, until `stop` is set: the language, the K/V heads (each
+    to the next of its choices), and a click on every measuring button. How many rounds it sent."""
+    from app.i18n import language_names
+
+    names = set(language_names().values())
+    lang = [mid for mid, m in models.items() if set(m["attributes"].get("labels") or []) == names]
+    kv = labelled(models, "small_kv_4")
+    buttons = labelled(models, *MEASURING)
+    assert lang and kv and len(buttons) >= len(MEASURING) - 1, (lang, kv, buttons)
+    rounds = 0
+    while not stop.is_set():
+        rounds += 1
+        assert s.patch([(mid, "active", rounds % 3) for mid in lang], timeout=600) == "OK"
+        assert s.patch([(mid, "active", rounds % 3) for mid in kv], timeout=600) == "OK"
+        assert s.events([(mid, "button_click", None) for mid in buttons], timeout=600) == "OK"
+    return rounds

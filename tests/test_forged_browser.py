@@ -28,11 +28,11 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
-from app.i18n import LANGS, tr
+from app.i18n import LANGS, language_names, tr
 from app.intake import LINES_PER_SECOND
 from app.state.settings import Settings
 from tests.browser import chromium_missing, errors, open_all_sections, open_app, wait_t
-from tests.forge import INF, NAN, RawSession
+from tests.forge import INF, NAN, RawSession, labelled
 from tests.servers import SERVER_OUTPUT, panel_dev, server_lines, server_memory_mb
 from tests.test_urlquery import BAD_BYTES
 
@@ -195,6 +195,40 @@ def attack(url: str, report: dict) -> None:
     report["done"] = True
 
 
+def wait_for(session: RawSession, what, want) -> None:
+    """Until what(session) == want, reading the session's document again at each message the server
+    sends it (the server sends one when the session's page changes)."""
+    while what(session) != want:
+        session.next_push(timeout=120)
+
+
+def valid_floods(url: str, reader_b) -> None:
+    """Valid work from a session of its own: the issue's 2,000 clicks in one message (Reiniciar, then 62 x
+    Avanzar, repeated), coalesced into one reset and the 46 steps after the last one (app/state/
+    commands.py); then five language switches in five messages, of which the session's page makes the
+    last (app/state/session.py's switch). Reader B steps while each is pending."""
+    with RawSession(url, "lang=es") as c:
+        c.ready()
+        models = c.models()
+        (reset,), (step,) = labelled(models, "reset")[:1], labelled(models, "step")[:1]
+        message = (([reset] + [step] * 62) * 32)[:2000]
+        assert c.events([(mid, "button_click", None) for mid in message]) == "OK"
+        reader_b.step()
+        wait_for(c, position, "t = 48 / 64")  # as the 2,000 clicks one by one leave it
+        switch = [mid for mid, m in models.items() if m["attributes"].get("labels") == list(language_names().values())]
+        for lang in ("en", "pt", "en", "pt", "en"):
+            assert c.patch([(mid, "active", LANGS.index(lang)) for mid in switch]) == "OK"
+        reader_b.step()
+        wait_for(c, step_label, tr("en", "step"))
+
+
+def step_label(session: RawSession) -> str:
+    """The label of the session's Avanzar, in the language its page has now."""
+    session.doc = None
+    models = session.models()
+    return models[labelled(models, "step")[0]]["attributes"]["label"]
+
+
 class Stepper:
     """A reader who steps, and starts over at the window's end."""
 
@@ -261,6 +295,7 @@ def test_a_hostile_session_cannot_stall_or_bloat_the_server(browser):
         reader_b.step()
         batch = a.locator("[data-testid=batch-state]")
         assert batch.get_attribute("data-b") == "8"  # the forged size changed nothing
+        valid_floods(url, reader_b)
         assert errors(a) == [] and errors(b) == []
 
         growth = server_memory_mb(url) - memory_before

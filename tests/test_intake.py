@@ -210,6 +210,34 @@ def test_a_click_is_an_event_the_app_listens_to(page, refusals):
     view.controls.do("reset")
 
 
+def click_on(model) -> dict:
+    return {
+        "kind": "MessageSent",
+        "msg_type": "bokeh_event",
+        "msg_data": {
+            "type": "event",
+            "name": "button_click",
+            "values": {"type": "map", "entries": [["model", {"id": model.id}]]},
+        },
+    }
+
+
+def test_a_messages_clicks_are_coalesced_and_bounded(page, refusals, caplog):
+    """The issue's 2,000 clicks in one message (Reiniciar, then 62 x Avanzar, repeated) go to the figure's
+    controls, which run one reset and the 46 steps after the last one (app/state/commands.py); other UI
+    events past MAX_EVENTS of one message are refused, in a line each."""
+    view, doc = page
+    reset, step = (bokeh_model(view, b, doc) for b in (view.controls.reset_button, view.controls.step_button))
+    message = (([click_on(reset)] + [click_on(step)] * 62) * 32)[:2000]
+    assert intake.apply_patch(doc, {"events": message}) == 2000
+    assert view.ex.t == 48 and view.ex.error is None
+    run = bokeh_model(view, section(view, "cell").restore_button, doc)
+    caplog.clear()
+    assert intake.apply_patch(doc, {"events": [click_on(run)] * (intake.MAX_EVENTS + 8)}) == intake.MAX_EVENTS
+    assert sum(f"more than {intake.MAX_EVENTS} UI events" in r.getMessage() for r in caplog.records) == 8
+    view.controls.do("reset")
+
+
 def test_refusals_say_what_and_why_in_one_line(page, refusals, caplog):
     view, doc = page
     change(doc, bokeh_model(view, section(view, "batch").size, doc), "value", 30000)

@@ -3,12 +3,15 @@ the live region), and the advanced settings (language, seed, top-p, the link to 
 
 from __future__ import annotations
 
+import functools
 import time
 
 import panel as pn
 
+from .. import intake
 from ..components.widgets import Disclosure, RangeInput
 from ..i18n import language_names, num, number_style
+from ..state.commands import BACK, COMMANDS, RESET, STEP, SWITCHES, TOGGLE, coalesce
 from ..state.settings import CACHE, FULL
 from ..style import BAR_CSS, CSS, MODE_SWITCH_CSS, show_token
 from .parts import Animation, Part, defer, esc, html_pane, later, linked
@@ -30,6 +33,8 @@ class Controls(Part):
         self.said = ("", "")  # what the status line says, and its kind
         self.waiting = None  # (beat, fn): the animation waits for the page to draw a step
         self.clock_cost = 0.0  # seconds the last clock measurement took (the next one's estimate)
+        self.pending, self.draining = [], False  # the reader's commands not run yet (do)
+        self.last_run = (None, None)  # the last command run, and what it returned (Session.run)
         super().__init__(session, **params)
 
     def build(self):
@@ -57,9 +62,9 @@ class Controls(Part):
             margin=(4, 4),
             styles={"flex": "1 1 220px", "min-width": "0", "min-height": "1.5em"},
         )
-        self.step_button.on_click(lambda _e: self.do("step"))
-        self.reset_button.on_click(lambda _e: self.do("reset"))
-        self.back_button.on_click(lambda _e: self.do("back"))
+        for button, command in ((self.step_button, STEP), (self.reset_button, RESET), (self.back_button, BACK)):
+            button.on_click(lambda _e, c=command: self.do(c))
+            button._command = functools.partial(self.do, command)  # a browser's click, straight (app/intake.py)
         self.play_button.param.watch(lambda e: self.set_playing(e.new), "value")
         settings.param.watch(self._mode_said, "mode")
         settings.param.watch(lambda _e: self.retime(), "speed")
@@ -147,21 +152,70 @@ class Controls(Part):
         )
 
     # -- actions: safe in any state, as often as a reader clicks ------------------------------
+    BUDGET = 0.02  # seconds of one session's clicks run in one tick of the server's loop
+    HELD = 256  # commands pending before they are coalesced (they are at each tick anyway), and at most
+
     def do(self, command: str):
-        if command == "step":
-            self.step()
-        elif command == "reset":
-            self.reset()
-        elif command == "back":
-            self.back()
-        elif command == "toggle":
-            self.session.toggle()
-        elif command == "play":
-            self.play_button.value = not self.play_button.value
+        """A reader's command, run at the next tick with the others pending (`drain`)."""
+        if command not in COMMANDS:
+            return
+        self.pending.append(command)
+        if len(self.pending) > self.HELD:
+            self.pending = coalesce(self.pending, self.session.where())
+            if len(self.pending) > self.HELD:  # still more than a window's worth: the newest is not run
+                intake.refuse(f"Controls.{self.pending.pop()}", f"more than {self.HELD} commands pending")
+        if not self.draining:
+            self.draining = True
+            defer(self.drain)
+
+    def drain(self):
+        """The pending commands, coalesced (app/state/commands.py: a burst of clicks is at most a
+        window's worth of work), for at most BUDGET seconds (one command at least); the rest at the
+        next tick, so the server answers the other readers in between. What the last one did is said."""
+        last, todo = self.pending[-1], coalesce(self.pending, self.session.where())
+        start, ran = time.perf_counter(), False
+        while todo and (not ran or time.perf_counter() - start < self.BUDGET):
+            ran = True
+            if todo[0] in SWITCHES:
+                self.session.toggle() if todo.pop(0) == TOGGLE else self.do_play()
+                continue
+            if todo[0] in (RESET, BACK):
+                self.set_playing(False)
+            cut = next((i for i, c in enumerate(todo) if c in SWITCHES), len(todo))
+            done, rest = self.session.run(todo[:cut], self.BUDGET - (time.perf_counter() - start))
+            self.last_run = (todo[len(done) - 1], done[-1])
+            todo = rest + todo[cut:]
+            if done[-1] is False:  # the error: the animation stops there
+                self.set_playing(False)
+        self.pending = todo
+        if todo:
+            defer(self.drain)
+            return
+        self.draining = False
+        self.said_after(last)
+
+    def said_after(self, command: str):
+        if command == STEP:
+            self.after_step()
+        elif command == RESET:
+            self.say(self.tr("live_reset", t=self.ex.t, n=self.n))
+        elif command == BACK:  # what the last back did: sliced the cache, read the text again, nothing
+            done = self.last_run[1] if self.last_run[0] == BACK else ("sliced" if self.ex.past else None)
+            if done is None:
+                self.say(self.tr("live_back_none"))
+            else:
+                self.say(self.tr("live_back" if done == "sliced" else "live_back_reread", t=self.ex.t))
+
+    def do_play(self):
+        self.play_button.value = not self.play_button.value
 
     def step(self):
+        """The animation's step."""
         if not self.session.step():  # the error: the animation stops there
             self.set_playing(False)
+        self.after_step()
+
+    def after_step(self):
         defer(self.clock_after_step)  # the clock, once the step is on the page
         ex = self.ex
         if ex.error:
@@ -184,22 +238,8 @@ class Controls(Part):
         if self.session.measure_clock():
             self.clock_cost = time.perf_counter() - start
 
-    def back(self):
-        """One step back (the animation stops first): the cache is sliced, and the bar says so."""
-        self.set_playing(False)
-        done = self.session.back()
-        if done is None:
-            self.say(self.tr("live_back_none"))
-        else:
-            self.say(self.tr("live_back" if done == "sliced" else "live_back_reread", t=self.ex.t))
-
     def window_full(self) -> str:
         return self.tr("window_full", n=self.n, next=self.n + 1)
-
-    def reset(self):
-        self.set_playing(False)
-        self.session.reset()
-        self.say(self.tr("live_reset", t=self.ex.t, n=self.n))
 
     def _mode_said(self, event):
         self.say(self.tr("live_mode", mode=self.tr("mode_cache" if event.new == CACHE else "mode_full")))
@@ -289,7 +329,9 @@ class AdvancedSettings(Part):
 
     def build(self):
         settings = self.session.settings
-        self.lang_select = linked(pn.widgets.RadioButtonGroup, settings.param.lang, options=self.LANGUAGES, width=270)
+        self.lang_select = linked(
+            pn.widgets.RadioButtonGroup, self.session.asked.param.lang, options=self.LANGUAGES, width=270
+        )
         self.seed = linked(pn.widgets.IntInput, settings.param.seed, width=140)
         self.top_p = RangeInput.linked(settings.param.top_p, digits=2, width=220)
         self.share, self.keys = html_pane(), html_pane()

@@ -75,20 +75,21 @@ _MEASURER = None
 
 async def off_the_loop(fn):
     """fn() for a measurement's part, without holding the other readers. Under Panel's server it runs
-    in the server's one measuring thread: the server's loop, which answers every session, takes the
-    interpreter back every few milliseconds while it runs (a part of the speculative lab computes for
-    almost 2 s; on the loop, every other reader would wait that long), and measurements of different
-    readers queue. In the reader's browser (Pyodide, no threads) it runs here: the reader's own
-    machine, and the loop yields between parts."""
+    in the server's one measuring thread (app/state/fair.py): the server's loop, which answers every
+    session, takes the interpreter back every few milliseconds while it runs (a part of the speculative
+    lab computes for almost 2 s; on the loop, every other reader would wait that long); parts run one at
+    a time, each session's in turn, so a reader's part waits for one part of each other reader at most.
+    In the reader's browser (Pyodide, no threads) it runs here: the reader's own machine, and the loop
+    yields between parts."""
     global _MEASURER
     doc = pn.state.curdoc
     if sys.platform == "emscripten" or doc is None or doc.session_context is None:
         return fn()
     if _MEASURER is None:
-        from concurrent.futures import ThreadPoolExecutor
+        from ..state.fair import FairQueue
 
-        _MEASURER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kv-measure")
-    return await asyncio.get_running_loop().run_in_executor(_MEASURER, fn)
+        _MEASURER = FairQueue()
+    return await asyncio.wrap_future(_MEASURER.submit(doc.session_context.id, fn))
 
 
 class OnSession:

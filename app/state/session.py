@@ -8,6 +8,8 @@ settings' `lang`; none of them keeps a copy of the state.
 from __future__ import annotations
 
 import contextlib
+import copy
+import time
 
 import param
 
@@ -16,6 +18,12 @@ from model.config import KV_HEADS_CHECKPOINTS
 from .explorer import Explorer
 from .settings import CACHE, FULL, Settings
 
+COSTLY = ("lang", "kv_heads", "precision")  # a switch of these redraws or rebuilds the whole page
+
+
+def run_now(_seconds: float, fn) -> None:
+    fn()
+
 
 class Session(param.Parameterized):
     revision = param.Integer(default=0, doc="Bumped after every change of what the page shows.")
@@ -23,8 +31,13 @@ class Session(param.Parameterized):
     ramp = param.Boolean(default=False, doc="The reader has switched to no cache once: the grey ramp is shown.")
     model = param.Integer(default=0, doc="Bumped when the model or the cache's format changes (views rebuild).")
 
+    SHARE = 0.03  # of the server's time one session's costly switches take, over time
+    BURST = 1.0  # seconds of costly switches a session may spend at once
+
     def __init__(self, gpt, settings: Settings | None = None, **params):
         super().__init__(**params)
+        # When a costly switch runs: `run_now`, or the page's scheduler (in that many seconds)
+        self.schedule = run_now
         # What the views' redraws run inside: the page sets Panel's `unlocked` (changes made from a
         # callback that does not hold the document's lock reach the browser together, safely).
         self.dispatch = contextlib.nullcontext
@@ -36,6 +49,9 @@ class Session(param.Parameterized):
         self.settings.param.watch(self._restart, ["seed", "top_p"])
         self.settings.param.watch(self._changed, ["mode"])
         self.settings.param.watch(self._rebuilt, ["kv_heads", "precision"])
+        self.asked = self._asked_settings()
+        self.wanted: dict = {}  # costly switches asked and not made yet: the last value of each
+        self.credit, self.credit_at, self.switching = self.BURST, time.monotonic(), False
         if self.settings.kv_heads != 4 or self.settings.precision != "float64":
             self._rebuilt()
         self._changed()
@@ -58,6 +74,34 @@ class Session(param.Parameterized):
             return None
         self._changed()
         return "sliced" if self.ex.epoch == epoch else "reread"
+
+    def run(self, commands, budget: float | None = None) -> tuple[list, list]:
+        """Steps, steps back and resets (app/state/commands.py) on the explorer, in order: what each
+        returned (step: whether it advanced; back: Session.back's answer), and the ones left once they
+        have taken `budget` seconds (the first always runs). The page is redrawn once, after the last."""
+        done, todo, start = [], list(commands), time.perf_counter()
+        while todo and (budget is None or not done or time.perf_counter() - start < budget):
+            command = todo.pop(0)
+            if command == "step":
+                done.append(self.ex.step())
+            elif command == "reset":
+                done.append(self.ex.reset())
+            else:
+                epoch = self.ex.epoch
+                done.append(("sliced" if self.ex.epoch == epoch else "reread") if self.ex.back() else None)
+        if not todo:
+            self._changed()
+        return done, todo
+
+    def where(self):
+        """The explorer's position, as app/state/commands.py reads it."""
+        from .commands import Position
+
+        ex = self.ex
+        failed = ex.error is not None and ex.error.lesson and ex.full
+        fewer = ex.fmt != "float64"
+        appends = fewer or self.settings.mode == CACHE
+        return Position(ex.t, self.n_ctx, ex.n_prompt, len(ex.past), failed, appends, fewer)
 
     def measure_clock(self) -> bool:
         """Time the current position (the page calls this once it has shown the step); whether it did."""
@@ -82,6 +126,43 @@ class Session(param.Parameterized):
 
     def toggle(self) -> None:
         self.settings.mode = FULL if self.settings.mode == CACHE else CACHE
+
+    def _asked_settings(self) -> param.Parameterized:
+        """What the reader asked of the costly settings: the widgets' side (app/figure/parts.py's
+        `linked`), made the settings' by `switch`; the settings' changes made elsewhere show there."""
+        params = {name: copy.copy(self.settings.param[name]) for name in COSTLY}
+        asked = type("Asked", (param.Parameterized,), params)(**{n: getattr(self.settings, n) for n in COSTLY})
+        asked.param.watch(self._ask, list(COSTLY))
+        self.settings.param.watch(lambda e: setattr(asked, e.name, e.new), list(COSTLY))
+        return asked
+
+    def _ask(self, event) -> None:
+        if event.name not in self.wanted and event.new == getattr(self.settings, event.name):
+            return  # the settings' own value, shown
+        self.wanted[event.name] = event.new
+        if not self.switching:
+            self.switching = True
+            self.schedule(self._wait(), self.switch)
+
+    def _wait(self) -> float:
+        """Seconds until the session may spend on a costly switch again: it has BURST seconds at once,
+        and earns SHARE of a second each second."""
+        now = time.monotonic()
+        self.credit, self.credit_at = min(self.BURST, self.credit + (now - self.credit_at) * self.SHARE), now
+        return max(0.0, -self.credit / self.SHARE)
+
+    def switch(self) -> None:
+        """The costly switches asked since the last one, at once (each setting to the last value asked),
+        once the session has the credit: a flood of switches takes SHARE of the server, at most."""
+        wait = self._wait()
+        if wait > 0 and self.schedule is not run_now:  # run_now: the reader's own machine, or a test
+            self.schedule(wait, self.switch)
+            return
+        changes = {n: v for n, v in self.wanted.items() if getattr(self.settings, n) != v}
+        self.wanted, self.switching = {}, False
+        start = time.perf_counter()
+        self.settings.param.update(**changes)
+        self.credit -= time.perf_counter() - start
 
     def _rebuilt(self, *_):
         """Another checkpoint (shared K/V heads) or another cache format: the text so far stays, read

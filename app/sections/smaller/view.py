@@ -33,10 +33,9 @@ class SmallerSection(Section):
     title_key = "small_title"
 
     def build(self):
-        settings = self.session.settings
         self.intro, self.status, self.losses, self.result = (self.pane() for _ in range(4))
-        self.kv = linked(pn.widgets.RadioButtonGroup, settings.param.kv_heads, width=300)
-        self.precision = linked(pn.widgets.RadioButtonGroup, settings.param.precision, width=360)
+        self.kv = linked(pn.widgets.RadioButtonGroup, self.session.asked.param.kv_heads, width=300)
+        self.precision = linked(pn.widgets.RadioButtonGroup, self.session.asked.param.precision, width=360)
         self.compare_button = pn.widgets.Button(color="primary", width=260)
         self.compare_button.on_click(self.compare)
         self.source = ColumnDataSource({"x": [], "kib": [], "loss": [], "drift": [], "label": []})

@@ -1,0 +1,138 @@
+"""A reader's clicks coalesced (app/state/commands.py): the explorer ends where running them one by one
+leaves it, and a burst of any length is at most a window's worth of work. Without a browser."""
+
+import random
+
+import numpy as np
+import pytest
+
+from app.state.commands import BACK, PLAY, RESET, STEP, TOGGLE, Position, coalesce
+from app.state.explorer import Explorer
+from app.state.session import Session
+from app.state.settings import CACHE, FULL, Settings
+
+
+def run(ex: Explorer, commands) -> None:
+    """The commands on the explorer as the page runs them (`play` is the animation's: nothing here)."""
+    for command in commands:
+        if command == STEP:
+            ex.step()
+        elif command == BACK:
+            ex.back()
+        elif command == RESET:
+            ex.reset()
+        elif command == TOGGLE:
+            ex.toggle()
+
+
+def where(ex: Explorer) -> Position:
+    failed = ex.error is not None and ex.error.lesson and ex.full
+    fewer = ex.fmt != "float64"
+    return Position(ex.t, ex.cfg.n_ctx, ex.n_prompt, len(ex.past), failed, fewer or ex.mode == CACHE, fewer)
+
+
+def state(ex: Explorer) -> dict:
+    """Everything a later command or a view reads of the explorer (its epoch counts the texts read
+    again, and is compared only with its own `past`'s)."""
+    error = ex.error and (ex.error.type_name, ex.error.message, ex.error.position)
+    return {
+        "ids": list(ex.ids),
+        "mode": ex.mode,
+        "error": error,
+        "rng": ex.rng.bit_generator.state,
+        "next": ex.next_logits.tolist(),
+        "k": [np.asarray(k).tolist() for k in ex.cache.k],
+        "v": [np.asarray(v).tolist() for v in ex.cache.v],
+        "past": [(p.rng_state, p.logits.tolist(), p.epoch == ex.epoch) for p in ex.past],
+        "measures": {t: (m.proof, m.recomputed) for t, m in ex.measures.items()},
+        "switched_at": ex.switched_at,
+    }
+
+
+def both(gpt, commands, start: int = 2, mode: str = CACHE):
+    """The explorer after the commands one by one, and after them coalesced, from position `start`."""
+    one, other = (Explorer(gpt, Settings(seed=3, top_p=0.9, mode=mode)) for _ in range(2))
+    one.advance_to(start)
+    other.advance_to(start)
+    coalesced = coalesce(commands, where(other))
+    run(one, commands)
+    run(other, coalesced)
+    return state(one), state(other), coalesced
+
+
+def test_the_issues_message_is_one_reset_and_the_steps_after_it(gpt):
+    """2,000 clicks in one message (Reiniciar, then 62 x Avanzar, repeated): one reset, and the 46 steps
+    that follow the last one; 70 of them and five more steps end where the clicks one by one end."""
+    message = ([RESET] + [STEP] * 62) * 32
+    where_it_stands = Position(t=40, n_ctx=64, n_prompt=2, past=38)
+    assert coalesce(message[:2000], where_it_stands) == [RESET] + [STEP] * 46
+    assert coalesce(message[:1953], where_it_stands) == [RESET] + [STEP] * 62
+    one, other, coalesced = both(gpt, message[:70] + [STEP] * 5, start=60)
+    assert coalesced == [RESET] + [STEP] * 11
+    assert one == other and one["ids"][:2] == other["ids"][:2] and len(one["ids"]) == 13
+    one, other, coalesced = both(gpt, [STEP] * 9 + [BACK, STEP, STEP], start=60)
+    assert coalesced == [STEP] * 5  # 4 to the window's end; one fails there (the lesson)
+    assert one == other and one["error"][0] == "IndexError"
+
+
+def test_any_burst_is_at_most_a_windows_worth(gpt):
+    rng = random.Random(7)
+    for _ in range(50):
+        commands = rng.choices([STEP, BACK, RESET, TOGGLE, PLAY], weights=[8, 3, 1, 1, 1], k=3000)
+        kept = coalesce(commands, Position(t=30, n_ctx=64, n_prompt=2, past=28))
+        assert kept.count(RESET) <= 1 and kept.count(STEP) + kept.count(BACK) <= 28 + 63
+        assert len(kept) <= 3 * (28 + 63 + 1) + 2  # two switches between two of them at most
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_coalesced_ends_where_one_by_one_ends(gpt, seed):
+    """Random bursts near the window's end (steps past it, backs to the prompt, resets, the mode switch),
+    from either mode: without the cache a step keeps the full pass's K and V, which a back keeps too."""
+    rng = random.Random(seed)
+    start = rng.choice([2, 50, 62, 64])
+    commands = rng.choices([STEP, BACK, RESET, TOGGLE, PLAY], weights=[10, 5, 1, 1, 1], k=40)
+    one, other, coalesced = both(gpt, commands, start, mode=(CACHE, FULL)[seed % 2])
+    assert one == other, (start, commands, coalesced)
+    assert len(coalesced) <= len(commands)
+
+
+def test_a_step_and_its_back_cancel_and_a_back_at_the_prompt_is_nothing(gpt):
+    at_prompt = Position(t=2, n_ctx=64, n_prompt=2, past=0)
+    assert coalesce([STEP, BACK] * 500, at_prompt) == []
+    assert coalesce([BACK] * 10, at_prompt) == []
+    assert coalesce([TOGGLE, TOGGLE, PLAY], at_prompt) == [PLAY]
+    full = Position(t=64, n_ctx=64, n_prompt=2, past=62)
+    assert coalesce([STEP] * 100 + [BACK], full) == [BACK]
+    assert coalesce([STEP] * 100, full) == [STEP]
+    assert coalesce([STEP] * 100, Position(t=64, n_ctx=64, n_prompt=2, past=62, failed=True)) == []
+    one, other, _ = both(gpt, [STEP, BACK] * 3 + [BACK] * 70 + [STEP] * 3, start=5)
+    assert one == other
+    without = Position(t=5, n_ctx=64, n_prompt=2, past=3, appends=False)
+    assert coalesce([STEP, BACK] * 500, without) == [STEP, BACK]
+    one, other, _ = both(gpt, [STEP, BACK] * 4 + [STEP, STEP, BACK, BACK] * 2 + [STEP, BACK] * 2, start=5, mode=FULL)
+    assert one == other
+
+
+def test_costly_switches_make_the_last_value_asked_within_a_share(gpt):
+    """The language, the K/V heads, the cache's format: what a reader asks waits for the session's
+    scheduler, pending values collapse to the last, and once a session has spent its credit the next
+    switch waits for its share of the server (app/state/session.py)."""
+    session = Session(gpt, Settings(lang="es"))
+    calls = []
+    session.schedule = lambda seconds, fn: calls.append((seconds, fn))
+    for lang in ("en", "pt", "en", "pt"):
+        session.asked.lang = lang
+    assert [s for s, _fn in calls] == [0.0] and session.settings.lang == "es"  # one switch, pending
+    calls.pop()[1]()
+    assert session.settings.lang == "pt" and session.asked.lang == "pt"
+    session.credit = -0.3  # the last switch cost more than the session had
+    session.asked.kv_heads = 2
+    wait, switch = calls.pop()
+    assert wait == pytest.approx(0.3 / Session.SHARE, rel=0.05)
+    switch()  # too early: it waits again
+    assert session.settings.kv_heads == 4 and len(calls) == 1
+    session.credit_at -= calls.pop()[0]  # the time has passed
+    session.switch()
+    assert session.settings.kv_heads == 2 and session.ex.cfg.n_kv_heads == 2
+    session.settings.lang = "en"  # a change made elsewhere (a reload's URL) shows on the widgets' side
+    assert session.asked.lang == "en" and calls == []

@@ -1,0 +1,44 @@
+"""The measuring thread's queue (app/state/fair.py): one job at a time, the readers in turn."""
+
+import threading
+
+import pytest
+
+from app.state.fair import FairQueue
+
+
+def test_a_reader_waits_for_one_part_of_each_other_reader_not_their_batch():
+    queue, started, gate, order, overlaps = FairQueue(), threading.Event(), threading.Event(), [], []
+
+    def job(name):
+        def run():
+            overlaps.append(queue.running)  # jobs running, this one included
+            if name == "z":
+                started.set()
+                gate.wait(30)  # the worker is busy with z while the others queue
+            order.append(name)
+            return name
+
+        return run
+
+    first = queue.submit("Z", job("z"))
+    assert started.wait(30)
+    futures = [queue.submit("A", job(f"a{i}")) for i in range(8)]
+    futures += [queue.submit("C", job(f"c{i}")) for i in range(3)]
+    mine = queue.submit("B", job("b0"))
+    gate.set()
+    assert mine.result(30) == "b0" and first.result(30) == "z"
+    for f in futures:
+        f.result(30)
+    # A had its whole batch queued first; B's one part runs after one part of A and one of C
+    assert order[:6] == ["z", "a0", "c0", "b0", "a1", "c1"]
+    assert order[-1] == "a7" and len(order) == 13
+    assert overlaps == [1] * 13  # each part ran alone
+
+
+def test_an_error_reaches_whoever_waits_and_the_queue_goes_on():
+    queue = FairQueue()
+    failing = queue.submit("A", lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        failing.result(30)
+    assert queue.submit("A", lambda: 2).result(30) == 2
