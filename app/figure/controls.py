@@ -156,7 +156,8 @@ class Controls(Part):
     HELD = 256  # commands pending before they are coalesced (they are at each tick anyway), and at most
 
     def do(self, command: str):
-        """A reader's command, run at the next tick with the others pending (`drain`)."""
+        """A reader's command: on the static site at once (its one reader's clicks come a message each);
+        under Panel's server at the next tick, with the others pending (`drain`)."""
         if command not in COMMANDS:
             return
         self.pending.append(command)
@@ -166,7 +167,7 @@ class Controls(Part):
                 intake.refuse(f"Controls.{self.pending.pop()}", f"more than {self.HELD} commands pending")
         if not self.draining:
             self.draining = True
-            defer(self.drain)
+            defer(self.drain) if intake.served(pn.state.curdoc) else self.drain()
 
     def drain(self):
         """The pending commands, coalesced (app/state/commands.py: a burst of clicks is at most a
