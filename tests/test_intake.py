@@ -229,8 +229,11 @@ def test_a_messages_clicks_are_coalesced_and_bounded(page, refusals, caplog):
     view, doc = page
     reset, step = (bokeh_model(view, b, doc) for b in (view.controls.reset_button, view.controls.step_button))
     message = (([click_on(reset)] + [click_on(step)] * 62) * 32)[:2000]
+    view.controls.draining, before = True, view.ex.t  # as under Panel's server: they wait for the next tick
     assert intake.apply_patch(doc, {"events": message}) == 2000
-    assert view.ex.t == 48 and view.ex.error is None
+    assert view.ex.t == before and 0 < len(view.controls.pending) <= view.controls.HELD  # queued, coalesced past HELD
+    view.controls.drain()  # the next tick (and the ticks after it: here at once)
+    assert view.ex.t == 48 and view.ex.error is None and view.controls.pending == []
     run = bokeh_model(view, section(view, "cell").restore_button, doc)
     caplog.clear()
     assert intake.apply_patch(doc, {"events": [click_on(run)] * (intake.MAX_EVENTS + 8)}) == intake.MAX_EVENTS
