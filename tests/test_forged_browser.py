@@ -433,25 +433,12 @@ def test_a_forged_dom_event_is_refused_without_a_traceback(served_url):
         components = [mid for mid, m in s.models().items() if m["name"].endswith("ReactiveHTML")]
         assert len(components) >= 5
         for node, kind in PRIVATE:
-            content = {
-                "events": [
-                    {
-                        "kind": "MessageSent",
-                        "msg_type": "bokeh_event",
-                        "msg_data": {
-                            "type": "event",
-                            "name": "dom_event",
-                            "values": {
-                                "type": "map",
-                                "entries": [["model", {"id": mid}], ["node", node], ["data", data]],
-                            },
-                        },
-                    }
-                    for mid in components
-                    for data in ({"type": "map", "entries": [["type", kind]]}, {"type": "event"})
-                ]
-            }
-            assert s.raw_patch(json.dumps(content)) == "OK"
+            forged = [
+                (mid, "dom_event", {"node": node, "data": data})
+                for mid in components
+                for data in ({"type": "map", "entries": [["type", kind]]}, {"type": "event"})
+            ]
+            assert s.events(forged) == "OK"
         step = next(mid for mid, m in s.models().items() if m["attributes"].get("label") == "Avanzar")
         before = position(s)
         s.event(step, "button_click")

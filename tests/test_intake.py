@@ -291,10 +291,9 @@ def test_a_value_the_linked_setting_refuses_is_refused(page, refusals, caplog):
     view.session.settings.mode = "cache"
 
 
-def test_events_before_the_page_is_ready_are_refused(refusals):
-    """Under Panel's server an event that comes before BokehJS's document_ready would run outside the
-    document's lock (a traceback): refused until the page says it is ready."""
-    from panel.io.state import state
+def served_page():
+    """A view in a document as Panel's server gives a session's (a session context); the caller sets
+    `doc._session_context = lambda: None` when done."""
 
     class Context:  # what Bokeh's server gives a session's document
         session = None
@@ -304,6 +303,15 @@ def test_events_before_the_page_is_ready_are_refused(refusals):
     view.layout.server_doc(doc)
     context = Context()
     doc._session_context = lambda: context  # Bokeh keeps a weak reference: called to read it
+    return view, doc
+
+
+def test_events_before_the_page_is_ready_are_refused(refusals):
+    """Under Panel's server an event that comes before BokehJS's document_ready would run outside the
+    document's lock (a traceback): refused until the page says it is ready."""
+    from panel.io.state import state
+
+    view, doc = served_page()
     step = bokeh_model(view, view.controls.step_button, doc)
     click = {
         "kind": "MessageSent",
@@ -412,14 +420,7 @@ def test_a_sessions_refusals_take_at_most_ten_lines_a_second(refusals, caplog):
     """Under Panel's server (a session's document), 250 refusals in one message: ten lines; the first
     line of the next second says how many more there were."""
 
-    class Context:  # what Bokeh's server gives a session's document
-        session = None
-
-    view = create_view("")
-    doc = Document()
-    view.layout.server_doc(doc)
-    context = Context()
-    doc._session_context = lambda: context
+    view, doc = served_page()
     try:
         clock = Clock()
         intake.quota_for(doc).clock = clock
