@@ -167,7 +167,10 @@ class Controls(Part):
                 intake.refuse(f"Controls.{self.pending.pop()}", f"more than {self.HELD} commands pending")
         if not self.draining:
             self.draining = True
-            defer(self.drain) if intake.served(pn.state.curdoc) else self.drain()
+            if intake.served(pn.state.curdoc):
+                defer(self.drain)
+            else:
+                self.drain()
 
     def drain(self):
         """The pending commands, coalesced (app/state/commands.py: a burst of clicks is at most a

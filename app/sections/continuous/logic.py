@@ -321,14 +321,19 @@ def seed_readings() -> dict:
     return out
 
 
+def step_gains(schedules: dict) -> tuple[float, float]:
+    """Continuous over static, counted in steps (no clock): tokens a step, and mean latency."""
+    s, c = (schedules[p].summary() for p in POLICIES)
+    return c.tokens_per_step / s.tokens_per_step, s.latency_mean / c.latency_mean
+
+
 def chapter_pair() -> dict:
     """The tuned pair's ratios (in steps: the same at any step cost) and what picked it: a throughput
     ratio from "low" to "high" and a latency ratio "over"."""
-    sim = chapter_schedules()
-    s, c = (sim["stream"][p].summary() for p in POLICIES)
+    throughput, latency = step_gains(chapter_schedules()["stream"])
     return {
-        "throughput": c.tokens_per_step / s.tokens_per_step,
-        "latency": s.latency_mean / c.latency_mean,
+        "throughput": throughput,
+        "latency": latency,
         "low": PAIR["low"],
         "high": PAIR["high"],
         "over": PAIR["latency"],
@@ -355,10 +360,10 @@ def window_facts(runs: WindowRuns, n_ctx: int) -> dict:
     can hold a fixed batch (n_ctx - 1 steps), the chapter's maximum, and the two gains counted in
     steps (no clock): continuous over static in tokens a step ("tps") and in mean latency ("lat")."""
     n_new = [r.n_new for r in runs.requests]
-    s, c = (runs.schedules[p].summary() for p in POLICIES)
+    tps, lat = step_gains(runs.schedules)
     return {
-        "tps": c.tokens_per_step / s.tokens_per_step,
-        "lat": s.latency_mean / c.latency_mean,
+        "tps": tps,
+        "lat": lat,
         "n": len(n_new),
         "median": float(np.median(n_new)),
         "max": max(n_new),

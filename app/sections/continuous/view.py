@@ -146,6 +146,7 @@ class ContinuousSection(MeasuringSection):
             f"<p>{esc(tr('cb_lab_intro', n=n, slots=SLOTS, rounds=ROUNDS, pos=POSITION))}</p>"
         )
         self.run_button.name, self.cancel_button.name = tr("cb_run"), tr("lab_cancel")
+        at_once = seed_readings()["at_once"]  # the chapter read naturally: every request queued at once
         note = tr(
             "cb_window_note",
             n_ctx=facts["n_ctx"],
@@ -155,8 +156,8 @@ class ContinuousSection(MeasuringSection):
             chapter_max=facts["chapter_max"],
             tps=clock.ratio_text(facts["tps"], lang),
             lat=clock.ratio_text(facts["lat"], lang),
-            ch_tps=clock.ratio_text(seed_readings()["at_once"]["throughput"]["p50"], lang),
-            ch_lat=clock.ratio_text(seed_readings()["at_once"]["latency"]["p50"], lang),
+            ch_tps=clock.ratio_text(at_once["throughput"]["p50"], lang),
+            ch_lat=clock.ratio_text(at_once["latency"]["p50"], lang),
         )
         self.window_note.object = f"<p class='explain' data-testid='continuous-window-note'>{esc(note)}</p>"
         self.show()
