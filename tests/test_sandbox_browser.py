@@ -12,7 +12,6 @@ import contextlib
 import json
 import re
 import threading
-import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -121,18 +120,36 @@ def network_code(bases: list[str], tag: str) -> str:
     )
 
 
+class Heard(list):
+    """A listener's record of (method, path); `wait_until(test, timeout_s)` returns once test(record)
+    holds, woken by each request it records (False if the time ran out first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.changed = threading.Condition()
+
+    def add(self, item) -> None:
+        with self.changed:
+            self.append(item)
+            self.changed.notify_all()
+
+    def wait_until(self, test, timeout_s: float) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: test(self), timeout_s)
+
+
 @contextlib.contextmanager
 def listener():
     """An HTTP server on another port of this machine that answers everything (CORS open) and records
     (method, path) of every request it receives; yields (its base URL, the record)."""
-    heard: list[tuple[str, str]] = []
+    heard = Heard()
 
     class Record(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def answer(self):
-            heard.append((self.command, self.path))
+            heard.add((self.command, self.path))
             self.send_response(200)
             for name, value in {"Access-Control-Allow-Origin": "*", "Content-Type": "text/javascript"}.items():
                 self.send_header(name, value)
@@ -176,9 +193,7 @@ def nothing_leaves_the_sandbox(page, served: bool):
             "[`(${attack})([${JSON.stringify(base)}], 'control', 1500)`]))); window.__kvControl = w; }",
             [ATTACK, base],
         )
-        deadline = time.monotonic() + 20
-        while not SENT_UNCONTAINED <= kinds_heard(heard, "control") and time.monotonic() < deadline:
-            page.wait_for_timeout(100)  # polling the listener's record: the condition, not a fixed wait
+        heard.wait_until(lambda record: SENT_UNCONTAINED <= kinds_heard(record, "control"), 20)
         page.evaluate("window.__kvControl.terminate()")
         assert SENT_UNCONTAINED <= kinds_heard(heard, "control"), heard
         assert [h for h in heard if "/control/" not in h[1]] == []
