@@ -42,6 +42,7 @@ from ..style import (
     INK,
     PALETTE,
     position_figure,
+    set_ticks,
 )
 from .parts import Part, colour_scale, esc, html_pane
 
@@ -238,7 +239,7 @@ class CostBars(Part):
 
     def relabel_strip(self):
         values, labels = self.scales.ticks(self.scales.cached, self.lang)
-        self.strip.yaxis.ticker, self.strip.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        set_ticks(self.strip.yaxis[0], values, labels)
         self.strip_head.object = (
             f"<p class='legend-inline'><span class='swatch cached'></span> "
             f"{esc(self.tr('bars_zoom', zoom=num(self.scales.zoom, self.lang)))}</p>"
@@ -251,7 +252,7 @@ class CostBars(Part):
         if self.strip is not None:
             self.relabel_strip()
         values, labels = self.scales.ticks(self.scales.cached, lang)
-        f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        set_ticks(f.yaxis[0], values, labels)
         self.legend[0].label, self.legend[1].label = bk_value(tr("bars_cached")), bk_value(tr("bars_full"))
         self.hover.tooltips = [
             (tr("grid_x"), "@pos"),
@@ -294,7 +295,7 @@ class CostBars(Part):
         top = self.scales.full if ramp else self.scales.cached
         values, labels = self.scales.ticks(top, lang)
         f.y_range.end = top
-        f.yaxis.ticker, f.yaxis.major_label_overrides = FixedTicker(ticks=values), labels
+        set_ticks(f.yaxis[0], values, labels)
         if ramp and self.strip is None:
             self.make_strip()
         self.full.visible = ramp

@@ -231,6 +231,17 @@ def position_figure(n_ctx: int, height: int, y_range=None, grid: str = "", **kw)
     return f
 
 
+def set_ticks(axis, values, labels=None) -> None:
+    """The axis' ticks at `values` (named by `labels`), on the axis' own FixedTicker: a new ticker model
+    would make Bokeh walk every model of the document again, as many times as it is set."""
+    if isinstance(axis.ticker, FixedTicker):
+        axis.ticker.ticks = list(values)
+    else:
+        axis.ticker = FixedTicker(ticks=list(values))
+    if labels is not None:
+        axis.major_label_overrides = labels
+
+
 def show_token(s: str) -> str:
     """A token as text to show alone: a newline is drawn as ⏎."""
     return s.replace("\n", "⏎")
