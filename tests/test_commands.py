@@ -136,3 +136,34 @@ def test_costly_switches_make_the_last_value_asked_within_a_share(gpt):
     assert session.settings.kv_heads == 2 and session.ex.cfg.n_kv_heads == 2
     session.settings.lang = "en"  # a change made elsewhere (a reload's URL) shows on the widgets' side
     assert session.asked.lang == "en" and calls == []
+
+
+def test_a_language_switch_relabels_the_sections_in_turns(gpt):
+    """On a shared server a language switch relabels the figure at once and each built section at a
+    turn of its own (another reader's message is handled between two turns); a section asked twice
+    before its turn is relabelled once; every turn's time is charged to the session's credit."""
+    from app.main import create_view
+
+    view = create_view("?lang=es", gpt)
+    session = view.session
+    for s in view.sections:
+        s.ensure_built()
+    calls = []
+    session.schedule = lambda seconds, fn: calls.append((seconds, fn))
+    session.settings.lang = "en"
+    session.settings.lang = "pt"  # again, before the first turn
+    from app.i18n import tr
+
+    assert tr("pt", "more_heading") in view.more_heading.object  # the page's own labels: at once
+    titles = lambda: [s.card.title for s in view.sections]  # noqa: E731
+    assert titles() == [tr("es", s.title_key) for s in view.sections]
+    credit, turns = session.credit, 0
+    while calls:
+        seconds, turn = calls.pop(0)
+        assert seconds == 0 and calls == []  # one turn asked at a time: the next after this one
+        turn()
+        turns += 1
+        assert titles()[:turns] == [tr("pt", s.title_key) for s in view.sections][:turns]
+        assert titles()[turns:] == [tr("es", s.title_key) for s in view.sections][turns:]
+    assert turns == len(view.sections) and session.turns == {}
+    assert session.credit < credit

@@ -52,7 +52,7 @@ class Section(OnSession):
         self.card = Disclosure()
         self.built = False
         self.card.param.watch(lambda e: e.new or self.ensure_built(), "collapsed")
-        self.session.settings.param.watch(lambda _e: self.relabel(), "lang")
+        self.session.settings.param.watch(lambda _e: self.session.in_turns(self.relabel), "lang")
         self.apply_language()
 
     # Both go through the session's dispatch (app/state/session.py): their changes reach the browser

@@ -52,6 +52,7 @@ class Session(param.Parameterized):
         self.asked = self._asked_settings()
         self.wanted: dict = {}  # costly switches asked and not made yet: the last value of each
         self.credit, self.credit_at, self.switching = self.BURST, time.monotonic(), False
+        self.turns: dict = {}  # work a switch left to do in turns (`in_turns`), in order, each job once
         if self.settings.kv_heads != 4 or self.settings.precision != "float64":
             self._rebuilt()
         self._changed()
@@ -163,6 +164,29 @@ class Session(param.Parameterized):
         start = time.perf_counter()
         self.settings.param.update(**changes)
         self.credit -= time.perf_counter() - start
+
+    def in_turns(self, job) -> None:
+        """Run `job` after the switch that asked for it: at once on the reader's own machine (run_now);
+        on a shared server at a tick of its own, after the jobs asked before it, so that every other
+        reader's message is handled between two of them. A job asked again before its turn runs once;
+        its time is charged to the session's credit like the switch's."""
+        if self.schedule is run_now:
+            job()
+            return
+        self.turns[job] = None
+        if len(self.turns) == 1:
+            self.schedule(0, self._turn)
+
+    def _turn(self) -> None:
+        job = next(iter(self.turns))
+        start = time.perf_counter()
+        try:
+            job()
+        finally:
+            del self.turns[job]
+            self.credit -= time.perf_counter() - start
+            if self.turns:
+                self.schedule(0, self._turn)
 
     def _rebuilt(self, *_):
         """Another checkpoint (shared K/V heads) or another cache format: the text so far stays, read
