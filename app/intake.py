@@ -26,7 +26,7 @@ at most `MAX_EVENTS` other UI events of one message.
 What is refused never reaches the document, so neither the app nor the reader's other pages see
 it; each refusal is one line in the log ("refused from the browser: ..."), never a traceback, and
 the browser's error reply carries none either. Under Panel's server a session's refusals take at
-most `LINES_PER_SECOND` lines a second; one line says how many more there were (`LogQuota`). The
+most `LINES_PER_SECOND` lines a second; one line says how many more there were (app/serverlog.py). The
 work a forged value can cause is the work the page itself allows, and a session's document holds
 at most a few kilobytes a browser chose.
 
@@ -43,29 +43,22 @@ import functools
 import logging
 import math
 import re
-import sys
 import time
-import weakref
 
 import param
 
+from . import serverlog
+from .serverlog import LINES_PER_SECOND, REFUSED, LogQuota, OneLine, quota_for, served  # noqa: F401
+
 log = logging.getLogger("app.intake")
 
-REFUSED = "refused from the browser"
 MAX_BYTES = 64 * 1024  # a value's JSON: a reader's code fits many times over
 MAX_DEPTH = 16  # nesting of lists and objects in one value
 LARGER = {"response": 3 * 1024 * 1024}  # the sandbox's answer (app/sandbox reads at most 2 MB of it)
 SHOWN = 80  # characters of a refused value in the log line
 MAX_EVENTS = 32  # UI events of one message Panel handles (each is a tick of the server's loop and a reply)
 READER_SETS = ("value", "value_input", "value_throttled")  # what a reader does with a widget
-LINES_PER_SECOND = 10  # a session's refusals in the log, under Panel's server
 FOREIGN_KEYS = b"bokeh-"  # URL keys Bokeh and Panel act on; the app's own page never needs them
-
-
-def served(doc) -> bool:
-    """The document is a session of Panel's server (the static site's worker is not, though Panel
-    gives its document a session context of its own)."""
-    return sys.platform != "emscripten" and doc is not None and doc.session_context is not None
 
 
 class Refused(Exception):
@@ -100,67 +93,6 @@ def reported_by_bokehjs(model, attr: str, raw) -> bool:
 def _short(x) -> str:
     text = repr(x)
     return text if len(text) <= SHOWN else text[:SHOWN] + f"… ({len(text)} characters)"
-
-
-class LogQuota:
-    """At most LINES_PER_SECOND lines in any second: what is over is counted, and the first line of
-    the next second (said then, if a loop runs, or with the next line) says how many there were."""
-
-    def __init__(self, say=None, clock=time.monotonic):
-        self.say = say or log.warning
-        self.clock = clock
-        self.start, self.lines, self.dropped, self.waiting = -math.inf, 0, 0, False
-
-    def _next_second(self) -> None:
-        now = self.clock()
-        if now - self.start < 1:
-            return
-        self.start, self.lines = now, 0
-        if self.dropped:
-            self.lines, dropped, self.dropped = 1, self.dropped, 0
-            self.say("%s: %d more refusals in the last second, not logged", REFUSED, dropped)
-
-    def admit(self) -> bool:
-        """Whether one more line goes in the log now (if not, it is counted)."""
-        self._next_second()
-        if self.lines < LINES_PER_SECOND:
-            self.lines += 1
-            return True
-        self.dropped += 1
-        self._later()
-        return False
-
-    def __call__(self, *args) -> None:
-        if self.admit():
-            self.say(*args)
-
-    def _later(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (a test's document): said with the next line
-            return
-        if not self.waiting:
-            self.waiting = True
-            loop.call_later(max(0.0, self.start + 1 - self.clock()) + 0.001, self._flush)
-
-    def _flush(self) -> None:
-        self.waiting = False
-        self._next_second()
-        if self.dropped:
-            self._later()
-
-
-_quotas: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def quota_for(doc) -> LogQuota | None:
-    """The log's quota of a session of Panel's server (None: the static site's worker, whose only
-    reader is the page's own)."""
-    if not served(doc):
-        return None
-    if doc not in _quotas:
-        _quotas[doc] = LogQuota()
-    return _quotas[doc]
 
 
 def refuse(what: str, why: str, value=None, doc=None) -> None:
@@ -574,23 +506,4 @@ def install() -> None:
     if ServerSession._handle_patch is not paced_patch:
         locked_patch = _needs_document_lock(gated_patch)
         ServerSession._handle_patch = paced_patch
-    for name in ("bokeh.server.views.ws", "bokeh.server.protocol_handler"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, OneLine) for f in logger.filters):
-            logger.addFilter(OneLine())
-
-
-class OneLine(logging.Filter):
-    """Bokeh's server logs a message it cannot read with the whole message and a traceback: one line is
-    enough, the message is the browser's fault; such lines of all sessions together take at most
-    LINES_PER_SECOND a second (Bokeh's line does not say whose message it was)."""
-
-    quota = LogQuota()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info:
-            if not self.quota.admit():
-                return False
-            record.msg = f"{REFUSED}: {record.getMessage().splitlines()[0][:200]}"
-            record.args, record.exc_info, record.exc_text = None, None, None
-        return True
+    serverlog.install()

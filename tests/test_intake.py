@@ -440,6 +440,31 @@ def test_a_sessions_refusals_take_at_most_ten_lines_a_second(refusals, caplog):
         doc._session_context = lambda: None
 
 
+def test_an_addresss_request_lines_take_at_most_ten_a_second(caplog):
+    """Tornado's line for every request answered (its format): 300 requests from one address in a
+    second are ten lines and a count; another address keeps its own lines."""
+    from app.serverlog import RequestLines
+
+    clock = Clock()
+    lines = RequestLines(clock)
+    logger = logging.getLogger("tornado.access")
+    logger.addFilter(lines)
+    try:
+        with caplog.at_level(logging.INFO, logger="tornado.access"):
+            for i in range(300):
+                logger.warning("%d %s %.2fms", 404, f"GET /x{i} (10.0.0.7)", 0.5)
+            logger.info("%d %s %.2fms", 200, "GET /explorable (10.0.0.8)", 3.0)
+            clock.now += 1.1
+            logger.warning("%d %s %.2fms", 404, "GET /y (10.0.0.7)", 0.5)
+        said = [r.getMessage() for r in caplog.records]
+        from_7 = [m for m in said if "(10.0.0.7)" in m]
+        assert len(from_7) == intake.LINES_PER_SECOND + 1 and from_7[-1].startswith("404 GET /y")
+        assert "290 more requests from 10.0.0.7 in the last second, not logged" in said
+        assert any("(10.0.0.8)" in m for m in said)
+    finally:
+        logger.removeFilter(lines)
+
+
 def test_the_static_sites_refusals_are_all_logged(page, refusals, caplog):
     """The static site's worker has one reader, the page's own: each refusal is its line."""
     view, doc = page
