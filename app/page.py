@@ -35,6 +35,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         use_accessible_design()
         session.dispatch = pn.io.unlocked  # redraws reach the browser from any callback
         if intake.served(pn.state.curdoc):  # one server for every reader: costly switches are spaced
+            session.on_server = True
             session.schedule = lambda s, fn: defer(fn) if s <= 0 else later(math.ceil(s * 1000), fn)
         self.a11y = A11y(theme=session.settings.theme, height=0, margin=0, sizing_mode="stretch_width")
         self.sandbox = CodeSandbox(height=0, margin=0, sizing_mode="stretch_width")

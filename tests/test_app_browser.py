@@ -193,7 +193,8 @@ def test_phone_width_and_language_switch(live, app_url):
     assert open_all_sections(page) == 2 + len(SECTIONS)  # the settings, the data table and every section, built
     page.get_by_role("button", name="English").click()
     page.get_by_role("button", name="Step", exact=True).wait_for()  # not "Step the batch" of an open section
-    for name in ("Measure in my browser", "Step the batch", "Next phase"):  # the sections relabelled too
+    measure = "Measure in my browser" if app_url.endswith("index.html") else "Measure on the server"
+    for name in (measure, "Step the batch", "Next phase"):  # the sections relabelled too, saying where they run
         page.get_by_role("button", name=name, exact=True).wait_for()
     shot(page, where(app_url) + "app-en-phone")
     assert errors(page) == []
@@ -205,8 +206,17 @@ def test_phone_width_and_language_switch(live, app_url):
 def test_sections_below_the_figure(live, app_url):
     page = live.place(t=64, width=1100)
     # 1. your milliseconds
-    open_card(page, "Tus milisegundos: la tabla de la lección, medida en tu navegador")
-    measure(page, "timing-status", "Medir en mi navegador")
+    # where the page measures, said as it is: the reader's browser, or the server under Panel's
+    here, mine = (
+        ("en tu navegador", "en mi navegador")
+        if app_url.endswith("index.html")
+        else (
+            "en el servidor de esta página",
+            "en el servidor",
+        )
+    )
+    open_card(page, f"Tus milisegundos: la tabla de la lección, medida {here}")
+    measure(page, "timing-status", f"Medir {mine}")
     table = page.locator("[data-testid=timing-table]").inner_text()
     for t in ("8", "16", "32", "48", "64"):
         assert re.search(rf"(^|\n){t}\t", table), table

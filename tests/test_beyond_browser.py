@@ -87,7 +87,7 @@ def batching_in_the_browser(page, app_url, requests, gpt):
         click_and_wait(page, "Avanzar el lote", "batch-state", "data-steps", i)
     if static(app_url):
         assert {"model.batch", "app.sections.batch.logic"} <= page_modules(page)
-    measure(page, "batch-status", "Medir el lote en mi navegador")
+    measure(page, "batch-status", "Medir el lote " + ("en mi navegador" if static(app_url) else "en el servidor"))
     rows = [r.split("\t") for r in page.locator("[data-testid=batch-table] tbody tr").all_inner_texts()]
     assert [(int(r[0]), int(r[1])) for r in rows] == [(t, B) for t in (8, 32, 64) for B in (1, 2, 4, 8, 16, 32)]
     for r in rows:  # the cache after the step: B times one's
@@ -135,7 +135,8 @@ def test_speculative_decoding_in_the_browser(sections_page, app_url, gpt):
     # the measurement: one k measured, then cancelled
     old = page.locator("[data-testid=speculative-status]")
     before = int(old.first.get_attribute("data-run") or 0) if old.count() else 0
-    page.get_by_role("button", name="Measure speculation in my browser", exact=True).click()
+    mine = "in my browser" if static(app_url) else "on the server"
+    page.get_by_role("button", name=f"Measure speculation {mine}", exact=True).click()
     page.locator("[data-testid=speculative-table] tbody tr").first.wait_for(timeout=120000)
     page.get_by_role("button", name="Cancel", exact=True).click()
     status = page.locator(f"[data-testid=speculative-status][data-run='{before + 1}'][data-state=done]")

@@ -74,7 +74,7 @@ def test_continuous_batching_in_the_browser(sections_page, app_url):
     tuned = text_of(page, "continuous-chapter-tuned")
     assert "la semilla 59, la primera de las 4 semillas, entre 200" in tuned and "Es un ajuste" in tuned
 
-    measure(page, "continuous-status", "Servir y medir en mi navegador")
+    measure(page, "continuous-status", "Servir y medir " + ("en mi navegador" if static(app_url) else "en el servidor"))
     costs = table_rows(page, "continuous-costs")
     assert [r[0] for r in costs] == ["1", "2", "3", "4", "8"]
     window, chapter = table_rows(page, "continuous-window-table"), table_rows(page, "continuous-chapter-table")

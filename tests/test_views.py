@@ -7,6 +7,7 @@ import json
 import re
 
 import numpy as np
+import panel as pn
 import pytest
 
 from app.figure.grid import cell_style, grid_rows
@@ -361,3 +362,27 @@ def test_the_grid_zooms_on_a_phone_to_the_newest_positions():
     for css in (CSS, SNAP_CSS, read_css(STATIC / "style.css")):
         assert "(--kv-phone)" not in css
     assert SNAP_CSS.count(f"@media {PHONE_MEDIA}") >= 2  # the grid's zoom, and the strip in the shared CSS
+
+
+@pytest.mark.parametrize("lang", ["es", "en", "pt"])
+def test_the_sections_say_where_they_measure(lang):
+    """The measuring sections name where they run: the reader's browser on the static site, the
+    server's machine under Panel's server; every built text has its place filled in."""
+    from app.i18n import tr
+
+    for on_server, mine in ((False, "where_mine_browser"), (True, "where_mine_server")):
+        v = create_view(f"?lang={lang}")
+        v.session.on_server = on_server
+        for s in v.sections:
+            s.ensure_built()
+        timing = next(s for s in v.sections if s.key == "timing")
+        assert timing.run_button.name == tr(lang, "lab_run", where_mine=tr(lang, mine))
+        assert tr(lang, mine) in timing.run_button.name
+        texts = [s.card.title for s in v.sections] + [
+            html_module.unescape(str(getattr(o, "object", None) or getattr(o, "name", "")))
+            for s in v.sections
+            for o in s.card.body.select(lambda o: isinstance(o, (pn.pane.HTML, pn.pane.Markdown, pn.widgets.Button)))
+        ]
+        assert len(texts) > 50 and not [t for t in texts if "{where" in t]
+        here = tr(lang, "where_server" if on_server else "where_browser")
+        assert sum(here in t for t in texts) >= 4  # the lab's title and the batching, serving and speculation texts

@@ -10,6 +10,7 @@ advanced settings); app/page.py puts them together.
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
 import sys
 import time
@@ -110,7 +111,40 @@ class OnSession:
         return self.session.settings.lang
 
     def tr(self, msg_id: str, **kw) -> str:
+        """The text of msg_id in the page's language; a text that says where the page measures
+        ({where}, {where_mine}, {where_start}) says it of this page (`where`)."""
+        if msg_id in where_keys():
+            kw = {**self.where(), **kw}
         return tr(self.lang, msg_id, **kw)
+
+    def where(self) -> dict:
+        """Where the page's measurements run: the reader's browser on the static site, the server's
+        machine under Panel's server (session.on_server), in each form the texts use."""
+        lang = self.lang
+        if self.session.on_server:
+            return {
+                "where": tr(lang, "where_server"),
+                "where_mine": tr(lang, "where_mine_server"),
+                "where_start": tr(lang, "where_start_server"),
+            }
+        return {
+            "where": tr(lang, "where_browser"),
+            "where_mine": tr(lang, "where_mine_browser"),
+            "where_start": tr(lang, "where_start_browser"),
+        }
+
+
+@functools.cache
+def where_keys() -> frozenset:
+    """The keys whose text, in any language, names where the page measures."""
+    from ..i18n import CATALOGS
+
+    return frozenset(
+        key
+        for lang in CATALOGS
+        for key, m in CATALOGS[lang].messages.items()
+        if any("{where" in text for text in m.msgstr)
+    )
 
 
 class Part(OnSession, pn.viewable.Viewer):

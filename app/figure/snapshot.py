@@ -293,7 +293,7 @@ def render(view, grid_url: str = GRID_URL) -> str:
         f"<b>{num(view.session.settings.speed, view.lang)}</b></span><i></i></span><span class='speed-note'></span></div>"
     )
     cards = "".join(_card(title) for title in [tr("advanced"), tr("table_heading")])
-    more = "".join(_card(tr(s.title_key)) for s in view.sections)
+    more = "".join(_card(s.tr(s.title_key)) for s in view.sections)
     picture = lambda inner: f"<div class='kv-picture' aria-hidden='true'>{inner}</div>"
     top = (
         picture(_pane(view.header.layout.object, kind="kv-head"))

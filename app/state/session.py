@@ -41,6 +41,8 @@ class Session(param.Parameterized):
         # What the views' redraws run inside: the page sets Panel's `unlocked` (changes made from a
         # callback that does not hold the document's lock reach the browser together, safely).
         self.dispatch = contextlib.nullcontext
+        # Where the page computes: the reader's browser, or a server all readers share (the page says so)
+        self.on_server = False
         self.ex = Explorer(gpt, settings)
         self.settings = self.ex.settings
         if self.settings.t is not None:
