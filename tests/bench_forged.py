@@ -72,15 +72,24 @@ def line(name: str, times: list[float], alone: list[float]) -> str:
 
 def while_running(target, args, page, state, n: int) -> tuple[list[float], list]:
     """B's n steps while target(*args, stop) runs in a thread (each attacker one), then what each returned."""
-    stop, results, threads = threading.Event(), [], []
+    stop, results, threads, failed = threading.Event(), [], [], []
+
+    def attack(a):
+        try:
+            results.append(target(*a, stop))
+        except BaseException as e:  # said after B's steps: a phase whose attacker failed measures nothing
+            failed.append(e)
+
     for a in args:
-        t = threading.Thread(target=lambda a=a: results.append(target(*a, stop)), daemon=True)
+        t = threading.Thread(target=attack, args=(a,), daemon=True)
         t.start()
         threads.append(t)
     times = step_times(page, state, n)
     stop.set()
     for t in threads:
         t.join(900)
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(args)} attackers failed") from failed[0]
     return times, results
 
 
