@@ -156,14 +156,17 @@ def test_a_language_switch_relabels_the_sections_in_turns(gpt):
 
     assert tr("pt", "more_heading") in view.more_heading.object  # the page's own labels: at once
     titles = lambda: [s.card.title for s in view.sections]  # noqa: E731
-    assert titles() == [tr("es", s.title_key) for s in view.sections]
+    where = {"where": tr("es", "where_browser"), "where_mine": "", "where_start": ""}
+    es = [tr("es", s.title_key, **where) for s in view.sections]
+    where = {"where": tr("pt", "where_browser"), "where_mine": "", "where_start": ""}
+    pt = [tr("pt", s.title_key, **where) for s in view.sections]
+    assert titles() == es
     credit, turns = session.credit, 0
     while calls:
         seconds, turn = calls.pop(0)
         assert seconds == 0 and calls == []  # one turn asked at a time: the next after this one
         turn()
         turns += 1
-        assert titles()[:turns] == [tr("pt", s.title_key) for s in view.sections][:turns]
-        assert titles()[turns:] == [tr("es", s.title_key) for s in view.sections][turns:]
+        assert titles()[:turns] == pt[:turns] and titles()[turns:] == es[turns:]
     assert turns == len(view.sections) and session.turns == {}
     assert session.credit < credit

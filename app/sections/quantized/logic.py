@@ -170,7 +170,21 @@ def first_difference(a, b) -> int | None:
 def compare(gpt, scheme: str, i: int) -> dict:
     """After committed prompt i: the full model's greedy text, the quantized model's, the first
     generated token where they part (None: never), and where the quantized model, given the full
-    text's prefix, would choose another token (model.wquant.agreement's mask, one per generated token)."""
+    text's prefix, would choose another token (model.wquant.agreement's mask, one per generated token).
+    Computed once per model, scheme and prompt (the same arithmetic gives the same texts)."""
+    key = (id(gpt), scheme, i)
+    kept = _COMPARED.get(key)
+    if kept is None or kept[0] is not gpt:
+        if len(_COMPARED) >= 64:  # the checkpoints (each loaded once) x the schemes x the prompts
+            _COMPARED.pop(next(iter(_COMPARED)))
+        kept = _COMPARED[key] = (gpt, _compared(gpt, scheme, i))
+    return dict(kept[1])
+
+
+_COMPARED: dict = {}  # (id of the model, scheme, prompt) -> (the model, what compare found)
+
+
+def _compared(gpt, scheme: str, i: int) -> dict:
     model = quantized(gpt, scheme)
     prompt = prompts()[i]
     full = full_text(gpt, i)

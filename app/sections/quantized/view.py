@@ -47,7 +47,8 @@ class QuantizedSection(MeasuringSection):
         self.lab_intro, self.status, self.measured = (self.pane() for _ in range(3))
         self.choice.param.watch(lambda _e: self.rescheme(), "scheme")
         self.choice.param.watch(lambda _e: self.draw_texts(), "prompt")
-        self.session.param.watch(lambda _e: self.rescheme(), "model")  # another checkpoint
+        # another checkpoint: the texts compared again, at the section's turn (Session.in_turns)
+        self.session.param.watch(lambda _e: self.rescheme(self.session.in_turns), "model")
         self.card.objects = [
             self.intro,
             self.code,
@@ -81,11 +82,11 @@ class QuantizedSection(MeasuringSection):
         self.redraw()
 
     # -- a new scheme: everything but the prompt -----------------------------------------------------
-    def rescheme(self):
+    def rescheme(self, run=lambda draw: draw()):
         if self.lab is not None:
             self.lab.cancel()  # measured for another scheme (or model): not shown any more
             self.lab = None
-        self.redraw()
+        run(self.redraw)
 
     def redraw(self):
         self.draw_all(self.draw_intro, self.draw_scheme, self.draw_schemes, self.draw_texts, self.show)
