@@ -170,3 +170,18 @@ def test_a_language_switch_relabels_the_sections_in_turns(gpt):
         assert titles()[:turns] == pt[:turns] and titles()[turns:] == es[turns:]
     assert turns == len(view.sections) and session.turns == {}
     assert session.credit < credit
+
+
+def test_two_costly_switches_asked_together_are_made_together(gpt):
+    """The language and the K/V heads asked before the switch runs: one update makes both (param
+    gives a watcher of several names every change of one update at once), and the widgets' side
+    shows both."""
+    session = Session(gpt, Settings(lang="es"))
+    calls = []
+    session.schedule = lambda seconds, fn: calls.append((seconds, fn))
+    session.asked.lang, session.asked.kv_heads = "en", 2
+    assert len(calls) == 1
+    calls.pop()[1]()
+    assert (session.settings.lang, session.settings.kv_heads) == ("en", 2) and session.ex.cfg.n_kv_heads == 2
+    session.settings.param.update(lang="pt", kv_heads=1)  # a reload's URL: both at once
+    assert (session.asked.lang, session.asked.kv_heads) == ("pt", 1) and calls == []

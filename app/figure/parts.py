@@ -157,7 +157,7 @@ class Part(OnSession, pn.viewable.Viewer):
         super().__init__(**params)
         self.session = session
         self.build()
-        session.param.watch(lambda _e: self.redraw(), list(self.watches))
+        session.param.watch(lambda *_e: self.redraw(), list(self.watches))
         session.param.watch(lambda _e: self.rebuild(), "model")
         session.settings.param.watch(self._relabel, "lang")
         self.relabel()

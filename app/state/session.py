@@ -136,14 +136,16 @@ class Session(param.Parameterized):
         params = {name: copy.copy(self.settings.param[name]) for name in COSTLY}
         asked = type("Asked", (param.Parameterized,), params)(**{n: getattr(self.settings, n) for n in COSTLY})
         asked.param.watch(self._ask, list(COSTLY))
-        self.settings.param.watch(lambda e: setattr(asked, e.name, e.new), list(COSTLY))
+        self.settings.param.watch(lambda *events: [setattr(asked, e.name, e.new) for e in events], list(COSTLY))
         return asked
 
-    def _ask(self, event) -> None:
-        if event.name not in self.wanted and event.new == getattr(self.settings, event.name):
-            return  # the settings' own value, shown
-        self.wanted[event.name] = event.new
-        if not self.switching:
+    def _ask(self, *events) -> None:
+        """Param watchers of several names get every change of one update at once."""
+        for event in events:
+            if event.name not in self.wanted and event.new == getattr(self.settings, event.name):
+                continue  # the settings' own value, shown
+            self.wanted[event.name] = event.new
+        if self.wanted and not self.switching:
             self.switching = True
             self.schedule(self._wait(), self.switch)
 

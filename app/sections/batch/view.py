@@ -48,7 +48,7 @@ class BatchSection(SteppedSection):
         self.plot_fig, self.lines = self.lab_figure()
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
         self.choice.param.watch(lambda _e: self.reset(), "B")
-        self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
+        self.session.settings.param.watch(lambda *_e: self.reset(), ["seed", "top_p"])
         self.card.objects = [
             self.intro,
             self.control_row(self.size),

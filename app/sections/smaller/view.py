@@ -50,7 +50,7 @@ class SmallerSection(Section):
             self.chart_pane,
             self.result,
         ]
-        self.session.param.watch(lambda _e: self.render_status(), ["revision", "model"])
+        self.session.param.watch(lambda *_e: self.render_status(), ["revision", "model"])
         self.rows = []
 
     def make_chart(self):

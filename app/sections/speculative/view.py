@@ -71,7 +71,7 @@ class SpeculativeSection(SteppedSection):
         self.plot = pn.pane.Bokeh(self.plot_fig, sizing_mode="stretch_width", visible=False)
         self.choice.param.watch(lambda e: self.set_k(e.new), "k")
         self.greedy.param.watch(lambda _e: (self.label_lab_intro(), self.reset()), "value")
-        self.session.settings.param.watch(lambda _e: self.reset(), ["seed", "top_p"])
+        self.session.settings.param.watch(lambda *_e: self.reset(), ["seed", "top_p"])
         self.card.objects = self.card_contents(controls)
         self.reset()
 
