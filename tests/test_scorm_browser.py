@@ -1,0 +1,165 @@
+"""The SCORM packages in an LMS (docs/embedding.md, "In a learning platform"): the LMS's side is played by
+scorm-again (npm, pinned below), the runtime LMSs embed. A host page (tests/scorm_host.html) creates its
+Scorm12API or Scorm2004API, launches the unzipped package (`build.py scorm`, buildsupport/scorm.py) in an
+iframe as Moodle or Canvas would, with the manifest's launch parameters, and the tests read the learner's
+record back from the API, as the LMS keeps it.
+
+- SCORM 2004, a first visit: incomplete at t = 64, completed once the step past it met the IndexError; the
+  quiz's score (4 of 5: 80, scaled 0.8, passed at the documented threshold); the position in cmi.location;
+  the end (Terminate) only when the player closes the page, with exit "suspend" and the session's time. A
+  relaunch with that record starts at the same position and mode, still completed.
+- SCORM 1.2, a relaunch from a record at t = 64 without the cache: the page starts there; a click on
+  Avanzar before the live model is there counts when the live model raises the IndexError (completed);
+  the quiz's score. Then the LMS goes bad mid-visit (answers "false", then throws): the page keeps
+  working and says one line in the console, and nothing more.
+
+One page boot per version that goes live, and one relaunch that only needs its first paint.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import build
+from app.i18n import tr
+from app.sections.quiz import logic as quiz
+from buildsupport.scorm import PACKAGES, write_packages
+from tests.browser import ROOT, chromium_missing, open_card, open_page, put, wait_t
+from tests.npm_pins import npm_file
+
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
+
+SCORM_AGAIN = ("scorm-again", "3.4.3", "f182724b4614c34a616a92d7e4d8967392013c5fae74116db98a5c5a11db5edb")
+FOLDER = {"1.2": "v12", "2004": "v2004"}
+QUIZ_CARD = "Comprueba tu intuición: cinco preguntas y un reto"
+LAUNCH = "?lang=es&embed=1"  # the default organization's launch parameters (buildsupport/scorm.py)
+
+
+@pytest.fixture(scope="module")
+def lms(site):
+    """The LMS's origin: the host page, scorm-again, and each package unzipped in its folder; its URL."""
+    folder = Path(tempfile.mkdtemp(prefix="kv-lms-"))
+    try:
+        packages = write_packages(site, folder / "zips")
+        for version, path in packages.items():
+            with zipfile.ZipFile(path) as z:
+                z.extractall(folder / FOLDER[version])
+        for name in ("scorm12.min.js", "scorm2004.min.js"):
+            (folder / name).write_bytes(npm_file(*SCORM_AGAIN, f"package/dist/{name}"))
+        shutil.copy(ROOT / "tests" / "scorm_host.html", folder / "host.html")
+        server = build.serve_in_thread(folder, 0)
+        try:
+            yield server.url + "host.html"
+        finally:
+            server.shutdown()
+            server.server_close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def player(page):
+    """The package's page in the player's frame (same origin)."""
+    return page.wait_for_selector("#player iframe").content_frame()
+
+
+def record(page) -> dict:
+    return page.evaluate("record()")
+
+
+def wait_record(page, js: str, timeout: int = 30000) -> dict:
+    """Wait until the learner's record `r` satisfies `js`; the record."""
+    page.wait_for_function(f"(() => {{ const r = record(); return {js}; }})()", timeout=timeout)
+    return record(page)
+
+
+def answer_quiz(frame, right: int) -> None:
+    """The quiz's questions answered in order, the first `right` of them right, the rest wrong (the
+    options are shown in the order of the default seed: app/sections/quiz/logic.py order)."""
+    open_card(frame, QUIZ_CARD)
+    radios = frame.locator("input[type=radio]")
+    radios.first.wait_for()
+    shown, first = quiz.order(0), 0
+    for i, (qid, options, good) in enumerate(quiz.QUESTIONS):
+        pick = good if i < right else next(o for o in options if o != good)
+        radios.nth(first + shown[qid].index(pick)).check()
+        frame.locator(f"[data-testid=quiz-{qid}]").wait_for()
+        first += len(options)
+
+
+def step(frame) -> None:
+    frame.get_by_role("button", name=tr("es", "step"), exact=True).first.click()
+
+
+def test_scorm2004_reports_and_resumes(lms, browser):
+    page, _ = open_page(browser, lms, width=1280, height=1000)
+    page.evaluate(f"launch('2004', null, '{LAUNCH}')")
+    frame = player(page)
+    frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+    first = wait_record(page, "r.completion === 'incomplete'")  # initialized, and said so
+    assert first["success"] == "unknown" and first["exit"] == "suspend", first
+    put(frame, "es", 64, "full")
+    at_end = wait_record(page, "/t=64/.test(r.location) && /mode=full/.test(r.location)")
+    assert at_end["completion"] == "incomplete", "completed before the IndexError"
+    step(frame)  # past the window: the lesson's IndexError
+    frame.locator("[data-testid=error]").wait_for()
+    wait_record(page, "r.completion === 'completed'")
+    answer_quiz(frame, right=4)
+    done = wait_record(page, "r.success !== 'unknown'")
+    assert (done["raw"], done["min"], done["max"], done["scaled"], done["success"]) == ("80", "0", "100", "0.8", "passed")
+    assert page.evaluate("lms.finished") == 0, "terminated before the page was unloaded"
+    page.screenshot(path=str(Path(tempfile.gettempdir()) / "kv-scorm-2004-completed.png"))
+    page.evaluate("closePlayer()")  # the player closes the page: pagehide
+    page.wait_for_function("lms.finished === 1")
+    kept = record(page)
+    assert re.fullmatch(r"PT\d+H\d+M\d+S", kept["time"]), kept
+    assert kept["exit"] == "suspend" and kept["completion"] == "completed", kept
+    # The relaunch: the LMS loads the learner's record into a new attempt's API
+    saved = {
+        "location": kept["location"],
+        "suspend_data": kept["suspend"],
+        "completion_status": kept["completion"],
+        "success_status": kept["success"],
+        "score": {"raw": kept["raw"], "min": kept["min"], "max": kept["max"], "scaled": kept["scaled"]},
+    }
+    page.evaluate("(saved) => launch('2004', saved, '?lang=es&embed=1')", saved)
+    frame = player(page)
+    frame.wait_for_selector("#kv-snapshot[data-state='es-full-64']", timeout=30000)  # where the reader was
+    again = wait_record(page, "/t=64/.test(r.location)")
+    assert again["completion"] == "completed" and again["success"] == "passed", again
+    page.evaluate("closePlayer()")
+    page.context.close()
+
+
+def test_scorm12_resume_a_click_before_the_model_and_a_bad_lms(lms, browser):
+    page, _ = open_page(browser, lms, width=1280, height=1000)
+    saved = {"core": {"lesson_location": "mode=full&t=64", "lesson_status": "incomplete"}}
+    page.evaluate("(saved) => launch('1.2', saved, '?lang=es&embed=1')", saved)
+    frame = player(page)
+    frame.wait_for_selector("#kv-snapshot[data-state='es-full-64']", timeout=30000)  # resumed
+    step(frame)  # at 64, before the live model: kept for it
+    assert frame.evaluate("document.body.dataset.ready") is None, "the model was there before the click"
+    frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+    frame.locator("[data-testid=error]").wait_for(timeout=30000)  # the live model's IndexError
+    wait_record(page, "r.completion === 'completed'")
+    answer_quiz(frame, right=2)
+    scored = wait_record(page, "r.raw === '40'")
+    assert (scored["min"], scored["max"]) == ("0", "100") and "t=64" in scored["location"], scored
+    # The LMS goes bad mid-visit: it answers "false", then throws (gone): the page goes on, one line said
+    page.console_messages.clear()
+    page.evaluate("() => { API.LMSSetValue = () => 'false'; }")
+    frame.get_by_role("button", name=tr("es", "back"), exact=True).first.click()
+    wait_t(frame, 63)
+    page.evaluate("() => { API.LMSSetValue = () => { throw new Error('the LMS is gone'); }; }")
+    step(frame)
+    wait_t(frame, 64)
+    page.evaluate("closePlayer()")
+    said = [m for m in page.console_messages if "kv-explorable" in m or "error" in m.split(":")[0]]
+    assert len(said) == 1 and said[0].startswith("warning: kv-explorable: the course platform"), said
+    assert page.evaluate("lms.finished") == 0  # nothing said to an LMS that failed
+    page.context.close()
