@@ -93,14 +93,16 @@ def manifest(version: str, hrefs: list[str], names: dict[str, str]) -> str:
     )
 
 
-def write_packages(site: Path, out: Path | None = None) -> dict[str, Path]:
-    """Both packages of the built site in `site` (dist/), into out (default dist/scorm/): {version: path}."""
+def write_packages(site: Path, out: Path | None = None, versions=tuple(PACKAGES)) -> dict[str, Path]:
+    """The packages (both by default) of the built site in `site` (dist/), into out (default
+    dist/scorm/): {version: path}."""
     out = out or site / "scorm"
     files = site_files(site)
     hrefs = [p.relative_to(site).as_posix() for p in files]
     names = titles()
     written = {}
-    for version, filename in PACKAGES.items():
+    for version in versions:
+        filename = PACKAGES[version]
         text = manifest(version, hrefs, names).encode("utf-8")
         written[version] = write_zip(site, out / filename, files, deflate=True, extra={"imsmanifest.xml": text})
         log(f"wrote {written[version]} ({written[version].stat().st_size / 1e6:.1f} MB, SCORM {version})")
