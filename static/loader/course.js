@@ -110,12 +110,15 @@ function lmsReporter(lms, started) {
   const f = FIELDS[lms.version];
   const stored = lms.stored || {};
   const passing = Number.parseFloat(lms.version === "2004" ? lms.get("cmi.scaled_passing_score") : "");
+  // a record the LMS already holds as done is never set back to incomplete (whatever suspend_data says)
+  const wasDone = ["completed", "passed"].includes(lms.get(f.completion));
   const last = new Map();
   let milestones = null;
   const put = (now) => {
     const kept = merged(stored, now);
     const values = [[f.location, positionOf(document.body.dataset.kvState || location.search)],
-      ...reports(lms.version, kept, Number.isFinite(passing) ? passing : PASS_SCALED)];
+      ...reports(lms.version, kept, Number.isFinite(passing) ? passing : PASS_SCALED)]
+      .filter(([key, value]) => !(wasDone && key === f.completion && value === "incomplete"));
     for (const [key, value] of values) {
       if (last.get(key) !== value && lms.set(key, value)) last.set(key, value);
     }
