@@ -142,6 +142,8 @@ def test_nothing_sideways_in_the_frame(site, browser):
         frame.locator("[data-testid=error]").wait_for()
         assert heard(page, "p.sawIndexError")["t"] == 64
         page.locator("h1 .kv-done").wait_for()
+        kept = page.evaluate("JSON.parse(localStorage.getItem('kv-explorable:/course.html'))")
+        assert kept["sawIndexError"] and kept["quiz"]["total"] == 5, kept  # the live page's record, not the preview's
         assert open_all_sections(frame) == 2 + len(SECTIONS)  # the settings, the data table, every section
         frame.locator("[data-testid=ctx-tokens]").wait_for()
         for lang in ("es", "en", "pt"):

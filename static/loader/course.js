@@ -53,7 +53,8 @@ export function progressOf(query, record, bounds, seenEnd) {
 // This visit's progress with what earlier visits kept (suspend_data): milestones only add; the quiz is
 // this visit's once it has an answer.
 export function merged(stored, now) {
-  const quiz = now.quiz.answered > 0 || !stored.quiz ? now.quiz : stored.quiz;
+  const earlier = stored.quiz && stored.quiz.answered > 0 ? stored.quiz : null;
+  const quiz = now.quiz.answered > 0 || !earlier ? now.quiz : earlier;
   return {
     reachedEnd: now.reachedEnd || flag(stored.reachedEnd),
     sawIndexError: now.sawIndexError || flag(stored.sawIndexError),

@@ -121,6 +121,8 @@ test("an earlier visit's milestones only add; its quiz stands until this visit a
   assert.deepEqual(merged(stored, now), { reachedEnd: true, sawIndexError: true, quiz: stored.quiz, challengePassed: false });
   const answered = progressOf("?t=2", record({ quiz: { answered: 1, correct: 0, total: 5 } }), bounds, false);
   assert.deepEqual(merged(stored, answered).quiz, { answered: 1, correct: 0, total: 5 });
+  const unanswered = { quiz: { answered: 0, correct: 0, total: 0 } }; // kept before the live page was there
+  assert.deepEqual(merged(unanswered, now).quiz, { answered: 0, correct: 0, total: 5 });
   assert.equal(positionOf("?lang=es&mode=full&t=64&seed=0&speed=4&top_p=0.9&embed=1&theme=dark"), "mode=full&t=64&seed=0&top_p=0.9&speed=4");
 });
 
