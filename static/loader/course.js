@@ -107,7 +107,7 @@ function readRecord() {
 }
 
 // The LMS's side: the values set when they change, a commit at each milestone, the end at pagehide.
-function lmsReporter(lms, started) {
+function lmsReporter(lms) {
   const f = FIELDS[lms.version];
   const stored = lms.stored || {};
   const passing = Number.parseFloat(lms.version === "2004" ? lms.get("cmi.scaled_passing_score") : "");
@@ -134,7 +134,7 @@ function lmsReporter(lms, started) {
     put,
     hidden: () => lms.commit(),
     end: () => {
-      lms.set(f.time, sessionTime(lms.version, performance.now() - started));
+      lms.set(f.time, sessionTime(lms.version, performance.now())); // since the page's navigation
       lms.commit();
       lms.finish();
     },
@@ -146,8 +146,7 @@ export function startCourse() {
   const inFrame = window.parent !== window;
   if (!lms && !inFrame) return;
   const bounds = tBounds(page.cfg);
-  const started = performance.now();
-  const reporter = lms ? lmsReporter(lms, started) : null;
+  const reporter = lms ? lmsReporter(lms) : null;
   let sent = "", seenEnd = false;
   const update = () => {
     const query = document.body.dataset.kvState || location.search;
