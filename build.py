@@ -6,6 +6,7 @@
     python build.py serve           # build, serve dist/ on 127.0.0.1 and open the browser
     python build.py serve --no-open --port 8000 --csp
     python build.py dev             # no build: the app under Panel's own server (development)
+    python build.py scorm           # build, then dist/scorm/*.zip: SCORM 1.2 and 2004 packages (LMSs)
     python build.py --update-lock   # record sha256 of new wheel/pyodide versions in build.lock.json
 
 What ends up in dist/ (self-contained), in the order build() makes it:
@@ -58,6 +59,7 @@ from buildsupport.lockfile import check_pins, load_lock, update_lock
 from buildsupport.output import write_dist
 from buildsupport.packages import fetch_packages, unpack_runtime
 from buildsupport.prerender import Prerender
+from buildsupport.scorm import write_packages
 from buildsupport.serve import serve_in_thread, serve_until_stopped
 from buildsupport.site import (
     Site,
@@ -116,9 +118,9 @@ def parse_args(argv):
     ap.add_argument(
         "command",
         nargs="?",
-        choices=["build", "serve", "dev"],
+        choices=["build", "serve", "dev", "scorm"],
         default="build",
-        help="build dist/; serve it; or dev: the app under Panel's server, no build",
+        help="build dist/; serve it; scorm: also its SCORM packages; or dev: the app under Panel's server, no build",
     )
     ap.add_argument("--out", type=Path, default=DEFAULT_DIST, help="output folder (default: dist/)")
     ap.add_argument(
@@ -163,6 +165,8 @@ def main(argv=None) -> int:
             return 0
         if not (args.command == "serve" and args.no_build):
             build(args.out, args.cache, args.cdn, args.pyodide_wheels)
+        if args.command == "scorm":
+            write_packages(args.out)  # buildsupport/scorm.py
     except BuildError as e:
         print(f"build failed: {e}", file=sys.stderr)
         return 1

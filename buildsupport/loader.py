@@ -24,8 +24,8 @@ from pathlib import Path
 from .common import STATIC, BuildError
 
 # index.html's one classic script, in this order: the URL's rules, the preview's diff and keys (which
-# the modules take up too), what acts before the first paint, early input.
-CLASSIC = ("urlquery.js", "diff.js", "keys.js", "boot.js", "early.js")
+# the modules take up too), the LMS (its resume changes the URL), what acts before the first paint, early input.
+CLASSIC = ("urlquery.js", "diff.js", "keys.js", "lms.js", "boot.js", "early.js")
 MODULES = STATIC / "loader"
 ENTRY = "main.js"
 NAME = re.compile(r"[a-z][a-z0-9_-]*\.js")

@@ -20,19 +20,23 @@ from .common import part_path
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 
 
-def write_zip(root: Path, out: Path, files: Iterable[Path] | None = None, deflate: bool = False) -> Path:
+def write_zip(
+    root: Path, out: Path, files: Iterable[Path] | None = None, deflate: bool = False, extra: dict | None = None
+) -> Path:
     """Zip `files` (default: every file under root) with names relative to root, stored (or each
-    deflated); atomic."""
+    deflated), and `extra` ({name: bytes}) first; atomic."""
     chosen = sorted(p for p in (files if files is not None else root.rglob("*")) if p.is_file())
     out.parent.mkdir(parents=True, exist_ok=True)
     part = part_path(out)
     method = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+    entries = [(name, lambda data=data: data) for name, data in (extra or {}).items()]
+    entries += [(p.relative_to(root).as_posix(), p.read_bytes) for p in chosen]
     with zipfile.ZipFile(part, "w", method, compresslevel=9 if deflate else None) as z:
-        for p in chosen:
-            info = zipfile.ZipInfo(p.relative_to(root).as_posix(), FIXED_TIME)
+        for name, read in entries:
+            info = zipfile.ZipInfo(name, FIXED_TIME)
             info.compress_type = method
             info.external_attr = 0o644 << 16
-            z.writestr(info, p.read_bytes())
+            z.writestr(info, read())
     os.replace(part, out)
     return out
 

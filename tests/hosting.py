@@ -27,20 +27,27 @@ def snippet(text: str) -> str:
     return found.group(0)
 
 
+def progress_recipe(text: str) -> str:
+    """The documented MkDocs Material recipe that keeps the progress events (docs/embedding.md)."""
+    found = re.search(r"<script>\n  // kv-explorable progress:.*?</script>", text, flags=re.S)
+    assert found, "no progress recipe"
+    return found.group(0)
+
+
 @contextlib.contextmanager
 def course_page(site: Path, query: str, script: bool = True):
     """A host page on http://localhost:PORT embedding the explorable served from 127.0.0.1 with the
-    documented CSP (and frame-ancestors for the host); yields the host page's URL. `script=False`:
-    the snippet without its <script>, as an LMS that strips scripts stores it."""
+    documented CSP (and frame-ancestors for the host), and the progress recipe; yields the host page's
+    URL. `script=False`: the snippet without its <script> (and no recipe), as an LMS that strips scripts
+    stores it."""
     folder = Path(tempfile.mkdtemp(prefix="kv-host-"))
     host = build.serve_in_thread(folder, 0)
     host_origin = host.url.replace("127.0.0.1", "localhost").rstrip("/")
     try:
         with serve(site, csp=f"{build.CSP}; frame-ancestors {host_origin}") as url:
-            code = snippet((ROOT / "docs" / "embedding.md").read_text(encoding="utf-8"))
-            code = code.replace(f"{SRC_BASE}index.html?lang=es&embed=1", f"{url}index.html{query}")
-            if not script:
-                code = code[: code.index("<script>")]
+            docs = (ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")
+            code = snippet(docs).replace(f"{SRC_BASE}index.html?lang=es&embed=1", f"{url}index.html{query}")
+            code = code + "\n" + progress_recipe(docs) if script else code[: code.index("<script>")]
             page = (ROOT / "tests" / "embed_host.html").read_text(encoding="utf-8").replace("{{SNIPPET}}", code)
             (folder / "course.html").write_text(page, encoding="utf-8")
             yield f"{host_origin}/course.html"

@@ -20,6 +20,7 @@ from tests.browser import (
     box_centre,
     chromium_missing,
     foreign,
+    new_context,
     open_all_sections,
     open_page,
     overflow,
@@ -63,9 +64,33 @@ def assert_fits(page, frame, when: str) -> None:
     raise AssertionError(f"{when}: frame {page.evaluate(FRAME)} px, content {frame.evaluate(CONTENT)} px")
 
 
+# The course page's record of the progress events (docs/embedding.md), from before the frame loads
+HEAR_PROGRESS = """if (window.top === window) {
+  window.kvHeard = [];
+  addEventListener("message", (e) => {
+    if (e.data && e.data.type === "kv-explorable:progress") window.kvHeard.push(e.data);
+  });
+}"""
+PROGRESS_FIELDS = {"type", "version", "t", "mode", "reachedEnd", "sawIndexError", "quiz", "challengePassed"}
+
+
+def heard(page, js: str, timeout: int = 30000) -> dict:
+    """The latest progress event `p` the course page heard, once one satisfies `js`."""
+    page.wait_for_function(f"(window.kvHeard || []).some((p) => {js})", timeout=timeout)
+    return page.evaluate(f"window.kvHeard.filter((p) => {js}).pop()")
+
+
+def hearing_page(browser, url: str, width: int, height: int):
+    context = new_context(browser, width, height)
+    context.add_init_script(HEAR_PROGRESS)
+    return open_page(browser, url, context=context)
+
+
 def test_the_frame_takes_its_contents_height(site, browser):
+    """... and posts the reader's progress to the course page, which the documented recipe keeps; with no
+    LMS around, the page says nothing about one."""
     with course_page(site, "?lang=es&embed=1") as url:
-        page, requests = open_page(browser, url, width=360, height=740)
+        page, requests = hearing_page(browser, url, width=360, height=740)
         frame = explorable(page)
         frame.wait_for_selector("#kv-snapshot .kv-snap")
         # the preview: no title (the course has its own), the progress where the reader is looking
@@ -78,9 +103,16 @@ def test_the_frame_takes_its_contents_height(site, browser):
         assert_fits(page, frame, "loaded at 360 px")
         tall = page.evaluate(FRAME)
         assert tall > 2000  # a phone: taller than the snippet's 2000 px
+        first = heard(page, "p.t === 2")
+        assert set(first) == PROGRESS_FIELDS and first["version"] == 1 and first["mode"] == "cache", first
+        assert not first["reachedEnd"] and not first["sawIndexError"] and not first["challengePassed"], first
         frame.get_by_role("button", name="Comprueba tu intuición: cinco preguntas y un reto").click()
         frame.locator("input[type=radio]").first.wait_for()
         assert_fits(page, frame, "a section opened")
+        frame.locator("input[type=radio]").first.check()  # an answer to the first question
+        assert heard(page, "p.quiz.answered === 1")["quiz"]["total"] == 5
+        kept = page.evaluate("JSON.parse(localStorage.getItem('kv-explorable:/course.html'))")
+        assert kept["quiz"]["answered"] == 1 and page.locator("h1 .kv-done").count() == 0, kept
         assert page.evaluate(FRAME) > tall + 300
         frame.get_by_role("button", name="Comprueba tu intuición: cinco preguntas y un reto").click()
         assert_fits(page, frame, "the section closed")
@@ -93,15 +125,25 @@ def test_the_frame_takes_its_contents_height(site, browser):
         frame.wait_for_function("document.documentElement.dataset.frame === 'fitted'", timeout=20000)
         assert frame.locator("#kv-frame-cue").is_hidden()  # so no cue
         assert foreign(requests) == [], foreign(requests)
+        assert not [m for m in page.console_messages if "kv-explorable" in m], page.console_messages
 
 
 def test_nothing_sideways_in_the_frame(site, browser):
     """Every section open, at t = 64, in each language (switched live in the frame), at 320, 360 and
-    390 px: nothing sticks out sideways, inside the frame or on the course page."""
+    390 px: nothing sticks out sideways, inside the frame or on the course page. First, the step past 64:
+    the course page hears of the IndexError, and the documented recipe puts its check mark beside the
+    lesson's heading."""
     with course_page(site, "?lang=es&embed=1&t=64") as url:
-        page, _ = open_page(browser, url, width=390, height=800)
+        page, _ = hearing_page(browser, url, width=390, height=800)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        assert heard(page, "p.t === 64")["reachedEnd"]
+        frame.get_by_role("button", name="Avanzar", exact=True).first.click()
+        frame.locator("[data-testid=error]").wait_for()
+        assert heard(page, "p.sawIndexError")["t"] == 64
+        page.locator("h1 .kv-done").wait_for()
+        kept = page.evaluate("JSON.parse(localStorage.getItem('kv-explorable:/course.html'))")
+        assert kept["sawIndexError"] and kept["quiz"]["total"] == 5, kept  # the live page's record, not the preview's
         assert open_all_sections(frame) == 2 + len(SECTIONS)  # the settings, the data table, every section
         frame.locator("[data-testid=ctx-tokens]").wait_for()
         for lang in ("es", "en", "pt"):

@@ -12,6 +12,13 @@ if (data.theme === 'light' || data.theme === 'dark') document.documentElement.da
 const get = (k) => data.page_state instanceof Map ? data.page_state.get(k) : (data.page_state || {})[k];
 if (get('query') !== undefined) document.body.dataset.kvState = get('query');
 if (get('weights') !== undefined) document.body.dataset.kvWeights = get('weights');
+// the reader's milestones and quiz (app/state/progress.py), for the course: static/loader/course.js
+const progress = get('progress');
+if (progress !== undefined) {
+  const plain = (v) => v instanceof Map ? Object.fromEntries([...v].map(([k, x]) => [k, plain(x)])) : v;
+  const text = JSON.stringify(plain(progress));
+  if (document.body.dataset.kvProgress !== text) document.body.dataset.kvProgress = text;
+}
 // @script beat
 // Once the page has drawn what came before this beat (the animation's last step: its changes arrive
 // in order, and the figures paint in the next frame), say so: the next step waits for it, so a slow

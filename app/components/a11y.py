@@ -45,7 +45,8 @@ class A11y(ReactiveHTML):
     page_state = param.Dict(
         default={},
         doc="query: the URL query of the current state (a reload keeps it); "
-        "weights: a checksum of the model's weights (tests).",
+        "weights: a checksum of the model's weights (tests); "
+        "progress: the reader's milestones and quiz (app/state/progress.py).",
     )
 
     beat = param.Integer(

@@ -8,6 +8,7 @@ import panel as pn
 
 from ..components.widgets import Disclosure
 from ..i18n import num, sci, size
+from ..sections.quiz.logic import QUESTIONS
 from ..state import clock
 from ..state.settings import CACHE
 from ..style import show_token
@@ -278,7 +279,11 @@ class PageState(Part):
         self.layout = pn.Spacer(width=0, height=0, margin=0)
 
     def redraw(self, weights: bool = False):
-        state = {"query": self.session.settings.query(), "weights": self.a11y.page_state.get("weights", "")}
+        state = {
+            "query": self.session.settings.query(),
+            "weights": self.a11y.page_state.get("weights", ""),
+            "progress": self.session.progress.as_dict(len(QUESTIONS)),
+        }
         if weights or not state["weights"] or self.ex.error is not None:
             state["weights"] = self.ex.weights_digest()
         if state != self.a11y.page_state:

@@ -16,6 +16,7 @@ import param
 from model.config import KV_HEADS_CHECKPOINTS
 
 from .explorer import Explorer
+from .progress import Progress
 from .settings import CACHE, FULL, Settings
 
 COSTLY = ("lang", "kv_heads", "precision")  # a switch of these redraws or rebuilds the whole page
@@ -45,6 +46,7 @@ class Session(param.Parameterized):
         self.on_server = False
         self.ex = Explorer(gpt, settings)
         self.settings = self.ex.settings
+        self.progress = Progress()  # the lesson's milestones and the quiz, for the course (app/state/progress.py)
         if self.settings.t is not None:
             self.ex.advance_to(self.settings.t)
             self.ex.measure_clock()
@@ -92,6 +94,7 @@ class Session(param.Parameterized):
             else:
                 epoch = self.ex.epoch
                 done.append(("sliced" if self.ex.epoch == epoch else "reread") if self.ex.back() else None)
+            self.progress.saw(self.ex)  # each command's state counts, not only the last one's
         if not todo:
             self._changed()
         return done, todo
@@ -213,6 +216,7 @@ class Session(param.Parameterized):
         self._changed()
 
     def _changed(self, *_):
+        self.progress.saw(self.ex)
         with param.discard_events(self.settings):
             self.settings.t = self.ex.t  # the share link and a reload keep the position
         with self.dispatch():

@@ -19,7 +19,8 @@
  *    dropped, both documents linked (the protocol of Panel's pyodide-worker handler), the reader's
  *    actions it was not built with replayed once and <body data-ready="true"> marked (live.js).
  *
- * In an iframe it posts the content's height to the parent page whenever it changes (frame.js).
+ * In an iframe it posts the content's height to the parent page whenever it changes (frame.js), and the
+ * reader's progress to the parent, and to an LMS if it runs in one (course.js, static/lms.js).
  *
  * Test hooks: body[data-stage], body[data-ready], body[data-error], #kv-error, #kv-snapshot[data-state],
  * body[data-kept], #kv-say, performance marks "kv-first-paint", "kv-controls", "kv-first-answer" and
@@ -36,6 +37,7 @@ import { startStaging } from "./staging.js";
 import { restartWorker, startChannel } from "./live.js";
 import { startProgress } from "./progress.js";
 import { reportHeight } from "./frame.js";
+import { startCourse } from "./course.js";
 
 // The preview of the URL's state in place, its note said, the speed the URL's.
 function settlePreview(holder) {
@@ -76,6 +78,7 @@ function start() {
   startProgress(restartWorker);
   startChannel();
   reportHeight();
+  startCourse();
   performance.mark("kv-dom-ready");
   showPreview();
   // BokehJS runs once Python is booted (the worker's "app" stage), not now: the preview answers first.

@@ -38,7 +38,7 @@ class QuizSection(Section):
             choice = pn.widgets.RadioBoxGroup(options={o: o for o in options}, inline=False, stylesheets=[WRAP_LABEL])
             choice.value = None  # nothing chosen until the reader chooses
             feedback = self.pane()
-            choice.param.watch(lambda e, q=qid: self.answer(q), "value")
+            choice.param.watch(lambda e, q=qid: self.answered(q), "value")
             self.items.append((qid, question, choice, feedback))
         self.challenge_intro = self.pane()
         self.block = pn.widgets.Select(options={"1": 0, "2": 1}, value=0, width=110)
@@ -103,6 +103,14 @@ class QuizSection(Section):
             )
         self.intro.object = f"<p data-testid='quiz-intro'>{esc(intro)}</p>"
 
+    def answered(self, qid: str):
+        """The reader chose an option: its feedback, and the course hears of it (app/state/progress.py)."""
+        self.answer(qid)
+        choice = next(item[2] for item in self.items if item[0] == qid)
+        if choice.value is not None:
+            self.session.progress.answer(qid, quiz.is_right(qid, choice.value))
+            self.view.publish_state()
+
     def answer(self, qid: str, values: dict | None = None):
         _, _, choice, feedback = next(item for item in self.items if item[0] == qid)
         if choice.value is None:
@@ -136,6 +144,8 @@ class QuizSection(Section):
         )
 
     def show_check(self, verdict, out, where, run):
+        if verdict.kind == "right":
+            self.session.progress.challenge_passed = True  # published with the state, next
         self.view.publish_state(weights=True)  # tests check the app's model is untouched
         lang, answer = self.lang, verdict.answer
         if verdict.kind == "right":
