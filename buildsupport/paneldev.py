@@ -57,8 +57,10 @@ def serve(port: int = 5006, show: bool = True, cache: Path | None = None, pyodid
     from app import intake
     from app.i18n import DEFAULT_LANG, tr
     from app.main import create_app
+    from app.state import checkpoints
 
     intake.install()  # before the first request: its URL's arguments are checked too
+    checkpoints.load_every()
 
     print(f"serving the explorable at http://127.0.0.1:{port}/explorable  (Ctrl+C to stop)", flush=True)
     pn.serve(

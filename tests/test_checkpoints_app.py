@@ -21,6 +21,12 @@ def test_variants_load_once_and_read_only():
         checkpoints.load("kv3")
 
 
+def test_a_server_loads_every_checkpoint_before_its_readers():
+    checkpoints.load_every()
+    assert {"lesson", "kv2", "kv1", "draft"} <= set(checkpoints._loaded)
+    assert checkpoints.load("kv1") is checkpoints._loaded["kv1"]
+
+
 def test_missing_files_are_fetched_and_checked(tmp_path, monkeypatch):
     real = (CHECKPOINTS_DIR / "draft" / "metrics.json").read_bytes()
     manifest = tmp_path / "checkpoints.json"

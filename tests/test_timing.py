@@ -22,8 +22,11 @@ def test_timing_lab_runs_position_by_position_and_cancels(gpt):
     assert lab.finished and lab.by_row["rows"] == 64
     assert lab.by_row["per_row_in_pass_s"] == lab.rows[-1]["full_s"] / 64
     assert lab.summary is not None and lab.summary.last == 64
-    other = TimingLab(gpt, ids, positions=(8, 16), samples=3, min_seconds=0.001)
+    written = []
+    other = TimingLab(gpt, lambda: written.append(1) or ids, positions=(8, 16), samples=3, min_seconds=0.001)
+    assert written == []  # the text is written by the first part (off the server's loop), not here
     other.advance()
+    assert written == [1] and other.ids == ids
     other.cancel()
     assert not other.advance() and other.finished and other.done == 1 and other.summary is None
 

@@ -81,6 +81,13 @@ def load(name: str | None) -> MiniGPT:
     return _loaded[key]
 
 
+def load_every() -> None:
+    """Every checkpoint now: a server that all readers share loads them before its first reader,
+    not inside one reader's switch while the others wait."""
+    for name in (None, *VARIANTS):
+        load(name)
+
+
 def metrics(name: str | None) -> dict:
     """What training measured (held-out loss, ...), from the checkpoint's metrics.json."""
     if name is None:

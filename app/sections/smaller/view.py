@@ -195,7 +195,7 @@ class SmallerSection(Section):
         try:
             for h in smaller.KV_HEADS:
                 gpt = checkpoints.load(smaller.CHECKPOINT[h])
-                ids = window_ids(gpt, seed=settings.seed, top_p=settings.top_p)
+                ids = await off_the_loop(functools.partial(window_ids, gpt, seed=settings.seed, top_p=settings.top_p))
                 loss = checkpoints.metrics(smaller.CHECKPOINT[h])["held_out_loss"]
                 for fmt in smaller.FORMATS:
                     part = functools.partial(smaller.combination, gpt, ids, h, fmt, loss, self.ex.n_prompt)

@@ -18,16 +18,24 @@ from ..stepwise import Stepwise
 
 class TimingLab(Stepwise):
     """Measures one position per `advance()` (both ways, interleaved samples: model/timing.py);
-    `rows`, `by_row` and `summary` fill in as it goes."""
+    `rows`, `by_row` and `summary` fill in as it goes. `ids`: the text, or a function that writes it
+    (called by the first part, where the measuring runs, not where the lab is made)."""
 
     def __init__(
         self, gpt, ids, positions=POSITIONS, samples: int = 7, min_seconds: float = 0.004, warm_up_s: float = 0.5
     ):
         super().__init__(positions)
-        self.gpt, self.ids, self.positions = gpt, list(ids), tuple(positions)
+        self.gpt, self.positions = gpt, tuple(positions)
+        self._ids = ids if callable(ids) else list(ids)
         self.kw = {"samples": samples, "min_seconds": min_seconds}
         self.samples = samples
         self.warm_up_s = warm_up_s
+
+    @property
+    def ids(self) -> list[int]:
+        if callable(self._ids):
+            self._ids = list(self._ids())
+        return self._ids
 
     @property
     def clocks(self) -> dict[int, Comparison]:

@@ -3,6 +3,8 @@ its plot, and what it says (app/state/clock.py's sentences, chosen from the numb
 
 from __future__ import annotations
 
+import functools
+
 import panel as pn
 from bokeh.core.properties import value as bk_value
 from bokeh.models import HoverTool, Range1d
@@ -49,8 +51,9 @@ class TimingSection(MeasuringSection):
     def new_lab(self):
         from .logic import TimingLab
 
-        ex = self.ex  # the page's text, or the same seed's full window
-        ids = ex.ids if ex.full else window_ids(ex.gpt, seed=ex.settings.seed, top_p=ex.settings.top_p)
+        ex = self.ex  # the page's text, or the same seed's full window (written where the lab measures)
+        seed, top_p = ex.settings.seed, ex.settings.top_p
+        ids = list(ex.ids) if ex.full else functools.partial(window_ids, ex.gpt, seed=seed, top_p=top_p)
         return TimingLab(ex.gpt, ids, positions=table_positions(ex.cfg), samples=LAB_SAMPLES)
 
     def render(self):
