@@ -13,6 +13,7 @@ import pytest
 
 from app.i18n import tr
 from tests.browser import (
+    DEEP_JS,
     STORM,
     box_centre,
     chromium_missing,
@@ -29,8 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
-# The worker never hears where the reader is: the live page is built at the URL's state and every
-# action on the preview is replayed (the path the clicks made while the app is being built take).
+# The worker never hears where the reader is until the page is ready to show the live page: it builds it
+# at the URL's state and moves it to the reader's place then (the path of the clicks made while the app
+# is being built).
 NO_POSITIONS = """
   const post = Worker.prototype.postMessage;
   Worker.prototype.postMessage = function (msg, ...rest) {
@@ -38,6 +40,28 @@ NO_POSITIONS = """
     return post.call(this, msg, ...rest);
   };
 """
+
+
+# The position the reader sees, looked at in every frame from the document's start: the preview's while it is
+# there, else the live page's (its text's "t = N / 64"); each change, [t, "preview" or "live"].
+SHOWN_T = (
+    """
+  window.__shown = [];
+"""
+    + DEEP_JS
+    + """
+  const look = () => {
+    const snap = document.getElementById("kv-snapshot");
+    const where = snap ? "preview" : "live";
+    const el = snap ? snap.querySelector(".tpos") : deep(document, (e) => e.classList.contains("tpos"));
+    const m = el && /t = (\\d+)/.exec(el.textContent);
+    const last = window.__shown[window.__shown.length - 1];
+    if (m && (!last || last[0] !== +m[1] || last[1] !== where)) window.__shown.push([+m[1], where]);
+    requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+"""
+)
 
 
 # Every write of <html lang> from the document's start, [its value before, after] (the parser's own is
@@ -123,13 +147,17 @@ def open_parse_held(browser, url: str, width: int, height: int, hold: str = APP)
 @pytest.mark.parametrize("lang, told", [("es", True), ("en", False)])
 def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
     """Avanzar twice and Sin caché on the preview: answered at once, with the live page's words; the live
-    page then shows t = 4 without the cache, the actions neither lost nor made twice. `told`: the worker
-    builds the app there (position messages); else the page replays the actions. And <html lang> is
+    page then shows t = 4 without the cache, the actions neither lost nor made twice, and the position the
+    reader sees, looked at in every frame, never goes back nor anywhere else (issue 49). `told`: the worker
+    builds the app there (position messages); else it is built at the URL's state and moved there when the
+    page is ready to show it: nothing is replayed in front of the reader. And <html lang> is
     written once where the URL's language is not index.html's, never again: the preview, its controls,
     the hand-over and a step of the live page (written with its own value, it lays the page out again)."""
     t = lambda key, **kw: tr(lang, key, **kw)
     with serve(site) as url:
-        page, app = open_held(browser, url + f"index.html?lang={lang}", LANG_WRITES + ("" if told else NO_POSITIONS))
+        page, app = open_held(
+            browser, url + f"index.html?lang={lang}", LANG_WRITES + SHOWN_T + ("" if told else NO_POSITIONS)
+        )
         snap = page.locator("#kv-snapshot")
         step = snap.get_by_role("button", name=t("step"))
         step.click()
@@ -143,9 +171,11 @@ def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
         assert "t = 4 / 64" in snap.locator(".topbar").inner_text()
         app.release()
         wait_ready(page)
-        assert page.evaluate("window.kv.replayed") == ([] if told else ["step", "step", "toggle"])
+        assert page.evaluate("window.kv.replayed") == []
         page.wait_for_function("/mode=full&t=4&/.test(document.body.dataset.kvState || '')", timeout=20000)
         wait_t(page, 4)
+        page.wait_for_function("window.__shown[window.__shown.length - 1][1] === 'live'")
+        assert page.evaluate("window.__shown") == [[2, "preview"], [3, "preview"], [4, "preview"], [4, "live"]]
         # the reader's focus (on the preview's Sin caché) goes on from the live page's own
         focused = """() => { let el = document.activeElement;
                              while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
