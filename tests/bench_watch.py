@@ -3,6 +3,7 @@
     python -m tests.bench_watch            # panel serve (development)
     python -m tests.bench_watch --static   # the static site (Pyodide; builds it first, minutes)
     python -m tests.bench_watch --static --phone --throttle 4 --speeds 4   # the house's phone reader
+    python -m tests.bench_watch --dist dist --phone --throttle 4            # a site already built
 
 In headless Chromium the page is opened at each speed (1, 4, 10, 20 tokens per second), Animar is
 pressed, and the page records the time of every new position t it shows; the rate is the number of
@@ -102,12 +103,19 @@ def main(argv=None) -> int:
     ap.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
     ap.add_argument("--throttle", type=float, default=1, help="the page's CPU throttle (a phone: 4)")
     ap.add_argument("--speeds", type=int, nargs="+", default=list(SPEEDS), help="the settings to measure")
+    ap.add_argument("--dist", type=Path, help="a static site already built (build.py's dist/), served as it is")
     args = ap.parse_args(argv)
+    from tests.browser import serve
     from tests.servers import app_server
 
+    size = PHONE if args.phone else LAPTOP
+    if args.dist:
+        with serve(args.dist) as base:
+            measure(base + "index.html", f"static site ({args.dist})", args.speeds, size, args.throttle)
+        return 0
     with app_server("static" if args.static else "served") as url:
         label = "static site (Pyodide)" if args.static else "panel serve"
-        measure(url, label, args.speeds, PHONE if args.phone else LAPTOP, args.throttle)
+        measure(url, label, args.speeds, size, args.throttle)
     return 0
 
 

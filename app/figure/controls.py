@@ -13,19 +13,22 @@ from ..components.widgets import Disclosure, RangeInput
 from ..i18n import language_names, num, number_style
 from ..state.commands import BACK, COMMANDS, RESET, STEP, SWITCHES, TOGGLE, coalesce
 from ..state.settings import CACHE, FULL
-from ..style import BAR_CSS, CSS, MODE_SWITCH_CSS, show_token
+from ..style import BAR_CSS, CSS, MODE_SWITCH_CSS, PHONE_MEDIA, show_token
 from .parts import Animation, Part, defer, esc, html_pane, later, linked
+from .strip import CostStrip
 
 
 class Controls(Part):
-    """The figure's controls, in two rows. The bar (`layout`): Avanzar, Animar, the mode switch, the
-    position and a line saying what the last action did (with the keys' hint beside it on a wide
-    screen, or while a keyboard reader is in the bar); it sticks to the top of the screen while the figure is
-    in view (app/style/bar.css), so a thumb reaches it wherever the eyes are. Below it (`more`):
-    Reset, a step back (the cache sliced: Session.back), the speed and what the machine really did at that speed. The keyboard comes through A11y;
-    the polite live region says what each action did."""
+    """The figure's controls, in two rows. The bar (`layout`): Avanzar, Animar, the position, a step back
+    (the cache sliced: Session.back), Reset, the mode switch, a line saying what the last action did (with
+    the keys' hint beside it on a wide screen, or while a keyboard reader is in the bar) and, on a phone's
+    screen, the cost bars in miniature (CostStrip); it sticks to the top of the screen while the figure is
+    in view (app/style/bar.css), so a thumb reaches every action wherever the eyes are, and sees what a
+    step costs. Below it (`more`): the speed and what the machine really did at that speed. The keyboard
+    comes through A11y; the polite live region says what each action did."""
 
     SHORT = 0.9  # a measured rate below this share of the setting is said
+    NARROW_BUTTON = 94  # px, the step back and Reset on a phone's screen
 
     def __init__(self, session, a11y, **params):
         self.a11y = a11y
@@ -42,8 +45,10 @@ class Controls(Part):
         button = {"width": 100, "margin": (4, 4)}
         self.step_button = pn.widgets.Button(color="primary", **button)
         self.play_button = pn.widgets.Toggle(color="default", **button)
-        self.reset_button = pn.widgets.Button(color="default", **button)
-        self.back_button = pn.widgets.Button(color="default", **{**button, "width": 110})
+        # on a phone's screen the two share the position's line (app/figure/snapshot.css: the preview's)
+        narrow = [f"@media {PHONE_MEDIA} {{ :host {{ width: {self.NARROW_BUTTON}px !important; }} }}"]
+        self.reset_button = pn.widgets.Button(color="default", stylesheets=narrow, **button)
+        self.back_button = pn.widgets.Button(color="default", stylesheets=narrow, **{**button, "width": 110})
         self.mode_switch = linked(
             pn.widgets.RadioButtonGroup, settings.param.mode, width=260, margin=(4, 4), stylesheets=[MODE_SWITCH_CSS]
         )
@@ -70,12 +75,16 @@ class Controls(Part):
         settings.param.watch(lambda _e: self.retime(), "speed")
         self.a11y.param.watch(lambda e: self.do(e.new.split(":")[0]), "command")
         self.a11y.param.watch(self._page_drew, "shown")
+        self.strip = CostStrip(self.session)
         self.layout = pn.FlexBox(
             self.step_button,
             self.play_button,
             self.where,
+            self.back_button,
+            self.reset_button,
             self.mode_switch,
             self.status,
+            self.strip.layout,
             align_items="center",
             gap="0px",
             sizing_mode="stretch_width",
@@ -84,8 +93,6 @@ class Controls(Part):
             css_classes=["kv-bar"],
         )
         self.more = pn.FlexBox(
-            self.reset_button,
-            self.back_button,
             self.speed,
             self.speed_note,
             align_items="center",
