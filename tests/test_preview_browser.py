@@ -339,11 +339,27 @@ def test_the_mode_switch_before_the_controls_start_is_drawn_at_once_and_answered
         context.close()
 
 
+# The preview's speed slider: its thumb (the track's ::after) and its filled track (::before), and its width.
+SLIDER = """() => {
+  const i = document.querySelector('#kv-snapshot .speed i');
+  const thumb = getComputedStyle(i, '::after'), track = getComputedStyle(i, '::before');
+  const filled = /^linear-gradient\\(to right, (rgb\\([^)]*\\))/.exec(track.backgroundImage);
+  return [{left: parseFloat(thumb.left), width: parseFloat(thumb.width), radius: thumb.borderRadius,
+           colour: thumb.backgroundColor}, {colour: filled && filled[1]}, i.getBoundingClientRect().width];
+}"""
+ACCENT = """(() => { const el = document.createElement('span'); el.style.color = 'var(--kv-target)';
+  document.body.appendChild(el); const c = getComputedStyle(el).color; el.remove(); return c; })()"""
+
+
 def test_keys_and_animation_on_the_preview(site, browser):
     """The keyboard's shortcuts and Animar at the page's speed move the preview; Reiniciar goes back to the
-    prompt, the step back one position."""
+    prompt, the step back one position. The speed's slider is drawn as the live one (issue 49): a thumb at
+    the URL's speed (20 of 1 to 20: the track's end), the track filled up to it in the sliders' accent."""
     with serve(site) as url:
         page, _ = open_held(browser, url + "index.html?lang=pt&speed=20", hold=RUNTIME)
+        thumb, track, width = page.evaluate(SLIDER)
+        assert abs(thumb["left"] - (width - 16)) < 1 and thumb["width"] == 16 and thumb["radius"] == "50%"
+        assert thumb["colour"] == track["colour"] == page.evaluate(ACCENT)
         page.locator("body").click(position={"x": 5, "y": 5})
         page.keyboard.press("n")
         preview_at(page, "pt-cache-3")
