@@ -29,10 +29,12 @@ class Controls(Part):
 
     SHORT = 0.9  # a measured rate below this share of the setting is said
     NARROW_BUTTON = 94  # px, the step back and Reset on a phone's screen
+    CATCH_UP = 3  # steps an animation's late tick may make at once (Animation), drawn as one
 
     def __init__(self, session, a11y, **params):
         self.a11y = a11y
-        self.animation = Animation(self.tick, self.period, after=self.when_shown)
+        self.animation = Animation(self.tick, self.period, after=self.when_shown, catch_up=self.CATCH_UP)
+        self.ticked = 1  # the steps the animation's last tick made
         self.said = ("", "")  # what the status line says, and its kind
         self.waiting = None  # (beat, fn): the animation waits for the page to draw a step
         self.clock_cost = 0.0  # seconds the last clock measurement took (the next one's estimate)
@@ -256,13 +258,21 @@ class Controls(Part):
         self.say(self.tr("live_mode", mode=self.tr("mode_cache" if event.new == CACHE else "mode_full")))
 
     # -- animation (Animation) ------------------------------------------------------------------
-    def tick(self):
-        """One step of the animation. It never takes the step past the window: at n_ctx it stops,
+    def tick(self, steps: int = 1):
+        """The animation's steps due (one, or a few at once when the page is slower than the speed:
+        Animation's catch_up), drawn once. It never takes the step past the window: at n_ctx it stops,
         and the step to n_ctx + 1 (the lesson's IndexError) is the reader's own click."""
         if self.ex.full:
             self.set_playing(False)
             return
-        self.step()
+        self.ticked = steps = max(1, min(steps, self.n - self.ex.t))
+        if steps == 1:
+            self.step()
+        else:
+            done, _ = self.session.run([STEP] * steps)
+            if done[-1] is False:
+                self.set_playing(False)
+            self.after_step()
         if self.ex.full or self.ex.error:
             self.set_playing(False)
         self.note_rate()
@@ -276,8 +286,8 @@ class Controls(Part):
         on a slow screen the rate is what the reader sees and Pausa stops what they see. Without an
         answer, after PATIENCE."""
         with self.session.dispatch():
-            self.a11y.beat += 1
-        beat = self.a11y.beat - self.AHEAD
+            self.a11y.beat += self.ticked  # a beat a step: what the page says it drew counts steps
+        beat = self.a11y.beat - self.AHEAD - (self.ticked - 1)  # the tick before this one
         self.waiting = (beat, fn)
         if self.a11y.shown >= beat:
             self.shown(self.a11y.shown)
