@@ -560,7 +560,7 @@ LIVE_MARKS = """(texts) => {
     for (const el of root.querySelectorAll('*')) {
       if (el.shadowRoot) walk(el.shadowRoot);
       const own = [...el.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join('').trim();
-      if (own && texts.includes(own) && !(own in found)) {
+      if (own && texts.includes(own) && !(own in found) && !el.closest('.kv-strip')) {  // not the bar's strip
         const r = el.getBoundingClientRect();
         if (r.height > 0) found[own] = Math.round(r.top + scrollY);
       }
