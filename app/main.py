@@ -85,6 +85,11 @@ def watch_the_order() -> None:
 
 
 def create_app(query=None):
+    return create_app_and_session(query)[0]
+
+
+def create_app_and_session(query=None):
+    """create_app's layout, and the reader's Session in it (None: the model could not be loaded)."""
     doc = pn.state.curdoc
     if intake.served(doc):  # Panel's server: a browser's changes and its URL pass its gates
         intake.install()
@@ -92,11 +97,13 @@ def create_app(query=None):
     use_page_template()
     watch_the_order()
     try:
-        return create_view(query).layout
+        view = create_view(query)
+        return view.layout, view.session
     except CheckpointError as e:
         lang = Settings.from_query(query).lang
-        return pn.pane.HTML(
+        error = pn.pane.HTML(
             f"<div class='error' role='alert'>{html.escape(tr(lang, 'model_error', message=str(e)))}</div>",
             stylesheets=[CSS],
             sizing_mode="stretch_width",
         )
+        return error, None

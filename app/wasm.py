@@ -11,6 +11,8 @@ In the Web Worker, once the app archive is on sys.path:
                                        # (= wasm.build_app(query), then await wasm.document())
     wasm.link(send_patch)              # once the page has rendered the document
     wasm.apply_patch(patch)            # each change the reader makes on the page
+    wasm.move_to(query)                # before the page has the document: to the reader's latest place
+                                       # (then await wasm.document() again)
     wasm.replay(commands_json)         # the reader's clicks on the preview the document was not built with
     wasm.source_modules(names_json)    # diagnostics for the tests
 
@@ -70,6 +72,7 @@ async def start(query: str) -> tuple[str, str, str]:
 
 
 _A11Y = None  # the app's keyboard and live region (build_app), which replay acts through
+_SESSION = None  # the reader's Session (build_app), which move_to moves
 _REPLAYED = 0
 
 
@@ -78,13 +81,29 @@ def build_app(query: str) -> None:
     from panel.io.pyodide import init_doc
 
     from .components.a11y import A11y
-    from .main import create_app
+    from .main import create_app_and_session
 
     init_doc()
-    app = create_app(query)
+    app, session = create_app_and_session(query)
     app.servable()
-    global _A11Y
+    global _A11Y, _SESSION
     _A11Y = next(iter(app.select(A11y)), None) if hasattr(app, "select") else None
+    _SESSION = session
+
+
+def move_to(query: str) -> None:
+    """The app, not yet on the page, moved to the mode and t of the query (the reader's latest place on
+    the preview, static/loader/controls.js `go`): the document is then what build_app(query) makes, at
+    the cost of the steps alone. A query without them, or a mode or t out of bounds, moves nothing."""
+    from .state.settings import MODES, query_dict
+
+    args = query_dict(query)
+    mode, t = args.get("mode", "cache"), args.get("t", "")
+    if _SESSION is None or mode not in MODES or not t.isdigit():
+        return
+    n_prompt, n_ctx = _SESSION.ex.n_prompt, _SESSION.n_ctx
+    if n_prompt <= int(t) <= n_ctx:
+        _SESSION.go_to(mode, int(t))
 
 
 async def document() -> tuple[str, str, str]:

@@ -102,7 +102,7 @@
       bar.dataset.says = next.dataset.says;
       bar.dataset.kvState = next.dataset.kvState;
     }]);
-    for (const sel of [".bar-t", ".said"]) diff(bar.querySelector(sel), next.querySelector(sel), ops);
+    for (const sel of [".bar-t", ".said", ".kv-strip"]) diff(bar.querySelector(sel), next.querySelector(sel), ops);
     for (const b of bar.querySelectorAll("[data-mode]")) diff(b, next.querySelector(`[data-mode="${b.dataset.mode}"]`), ops);
   }
 

@@ -15,8 +15,10 @@ let stage = "runtime";
 const pending = new Map();     // url -> kind, for downloads in flight
 const failures = [];           // {url, reason}, or {url, script: true}: a script that could not be loaded
 // Where the reader is on the page's preview (static/loader/controls.js): {seq, query}, the query of the state
-// after the reader's first `seq` actions. The app is built there; the page replays what came after.
+// after the reader's first `seq` actions. The app is built there; when the page is ready to show it, the
+// document is moved to where the reader is then ("move"), and the page replays only what comes after.
 let position = null;
+let builtSeq = 0; // the actions the Python document holds
 
 function post(msg) { self.postMessage(msg); }
 
@@ -181,17 +183,43 @@ async function runApp(cfg, t0, times, appBytes, lazyIndex) {
     // read now (this task yields once), and the app starts where the reader is.
     await new Promise((resolve) => setTimeout(resolve, 0));
     const built = position || { seq: cfg.seq || 0, query: cfg.query || "" };
+    builtSeq = built.seq;
     wasm.build_app(built.query);
     mark("kv-app-built");
     const result = await wasm.document();
-    const [docs_json, render_items, root_ids] = result.toJs();
-    result.destroy();
     times.app = performance.now() - t0;
     mark("kv-document");
     started = true;
-    post({ type: "render", docs_json, render_items, root_ids, times, seq: built.seq });
+    post({ type: "render", ...documentOf(result), times, seq: built.seq });
   } catch (e) {
     return fail("app", e);
+  }
+}
+
+function documentOf(result) {
+  const [docs_json, render_items, root_ids] = result.toJs();
+  result.destroy();
+  return { docs_json, render_items, root_ids };
+}
+
+// The page is about to show the document: if the reader has moved on the preview since it was built
+// (`seq`: their latest place, the query of that state), the app goes straight there (app/wasm.py
+// move_to: the steps, with no page to draw them) and the page gets that document instead; else it
+// hears it is current. Either way this is the document it embeds and links.
+async function moveTo(msg) {
+  try {
+    if (msg.seq > builtSeq) {
+      wasm.move_to(msg.query);
+      builtSeq = msg.seq;
+      post({ type: "moved", ...documentOf(await wasm.document()), seq: msg.seq });
+      mark("kv-moved");
+    } else {
+      post({ type: "moved", seq: builtSeq });
+    }
+  } catch (e) {
+    if (!alive()) return fail("app", e);
+    post({ type: "pyerror", message: String(e) });
+    post({ type: "moved", seq: builtSeq });
   }
 }
 
@@ -201,6 +229,8 @@ self.onmessage = async (event) => {
     await start(msg.config);
   } else if (msg.type === "position") {
     if (!position || msg.seq > position.seq) position = { seq: msg.seq, query: msg.query };
+  } else if (msg.type === "move") {
+    await moveTo(msg);
   } else if (msg.type === "rendered") {
     wasm.link(sendPatch);
   } else if (msg.type === "replay") {

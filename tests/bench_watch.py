@@ -2,6 +2,8 @@
 
     python -m tests.bench_watch            # panel serve (development)
     python -m tests.bench_watch --static   # the static site (Pyodide; builds it first, minutes)
+    python -m tests.bench_watch --static --phone --throttle 4 --speeds 4   # the house's phone reader
+    python -m tests.bench_watch --dist dist --phone --throttle 4            # a site already built
 
 In headless Chromium the page is opened at each speed (1, 4, 10, 20 tokens per second), Animar is
 pressed, and the page records the time of every new position t it shows; the rate is the number of
@@ -20,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import DEEP_JS  # noqa: E402
+from tests.browser import DEEP_JS, LAPTOP, PHONE, throttled_page  # noqa: E402
 
 SPEEDS = (1, 4, 10, 20)
 
@@ -51,11 +53,17 @@ def steps_per_second(steps: list[tuple[int, float]]) -> float:
     return (t1 - t0) / ((b - a) / 1000)
 
 
-def rate_at(browser, url: str, speed: int, seconds: float) -> tuple[float, float, int, str]:
+def rate_at(
+    browser, url: str, speed: int, seconds: float, size: tuple = LAPTOP, throttle: float = 1
+) -> tuple[float, float, int, str]:
     """(tokens per second over the run, over its last RECENT positions, steps, the page's note)."""
-    from tests.browser import open_app, wait_t
+    from tests.browser import wait_ready, wait_t
 
-    page, _ = open_app(browser, url, f"?lang=es&speed={speed}")
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = throttled_page(context, throttle)
+    page.goto(url + f"?lang=es&speed={speed}")
+    if url.endswith("index.html"):
+        wait_ready(page)
     wait_t(page, 2)
     page.evaluate(RECORD_JS)
     page.get_by_role("button", name="Animar").click()
@@ -76,27 +84,38 @@ def rate_at(browser, url: str, speed: int, seconds: float) -> tuple[float, float
     return steps_per_second(steps), steps_per_second(steps[-RECENT:]), steps[-1][0] - steps[0][0], said
 
 
-def measure(url: str, label: str) -> None:
+def measure(url: str, label: str, speeds=SPEEDS, size: tuple = LAPTOP, throttle: float = 1) -> None:
     from tests.browser import chromium
 
     with chromium() as browser:
         print(
-            f"{label}: setting -> measured tokens per second over the run (steps timed), "
-            f"over its last {RECENT} positions · what the page says"
+            f"{label}, {size[0]} x {size[1]}, CPU {throttle:g}x: setting -> measured tokens per second over the "
+            f"run (steps timed), over its last {RECENT} positions · what the page says"
         )
-        for speed in SPEEDS:
-            rate, recent, n, said = rate_at(browser, url, speed, seconds=6 if speed == 1 else 4)
+        for speed in speeds:
+            rate, recent, n, said = rate_at(browser, url, speed, 6 if speed == 1 else 4, size, throttle)
             print(f"  {speed:>3} -> {rate:5.2f} ({n} steps), {recent:5.2f} · {said}", flush=True)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--static", action="store_true", help="the static site (Pyodide) instead of panel serve")
+    ap.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
+    ap.add_argument("--throttle", type=float, default=1, help="the page's CPU throttle (a phone: 4)")
+    ap.add_argument("--speeds", type=int, nargs="+", default=list(SPEEDS), help="the settings to measure")
+    ap.add_argument("--dist", type=Path, help="a static site already built (build.py's dist/), served as it is")
     args = ap.parse_args(argv)
+    from tests.browser import serve
     from tests.servers import app_server
 
+    size = PHONE if args.phone else LAPTOP
+    if args.dist:
+        with serve(args.dist) as base:
+            measure(base + "index.html", f"static site ({args.dist})", args.speeds, size, args.throttle)
+        return 0
     with app_server("static" if args.static else "served") as url:
-        measure(url, "static site (Pyodide)" if args.static else "panel serve")
+        label = "static site (Pyodide)" if args.static else "panel serve"
+        measure(url, label, args.speeds, size, args.throttle)
     return 0
 
 

@@ -9,6 +9,9 @@
 - docs/dark-laptop.png, docs/dark-phone.png: the same on a dark system (1280 x 1560; 360 x 2400, the
   figure and its readouts); docs/embed-dark-1280.png: a dark course page that tells the frame its
   palette (docs/embedding.md, "Light and dark");
+- docs/phone-first-{es,en,pt}.png, docs/phone-first-dark-{es,en,pt}.png: the lesson's first experiment on a
+  phone, 360 x 740 (touch), light and dark: at t = 2, ten taps on Avanzar, then scrolled to the figure's
+  bars, the control bar stuck at the top with its strip of the cost bars (`--only phone-first`: these alone);
 - docs/screenshot.png: the page alone on a laptop (1280 x 1560: the figure, the bars, the
   readouts), at t = 64 after the switch to "Sin caché" and back, the grey ramp and the green
   strip both drawn.
@@ -22,7 +25,8 @@ import shutil
 import subprocess
 import sys
 
-from tests.browser import ROOT, chromium, new_context, open_all_sections, open_page, serve, wait_ready, wait_t
+from app.i18n import tr
+from tests.browser import ROOT, STORM, chromium, new_context, open_all_sections, open_page, serve, wait_ready, wait_t
 from tests.hosting import course_page, explorable, tell_theme
 from tests.site_fixtures import site_self_contained
 
@@ -111,9 +115,34 @@ def shoot_dark_phone(browser, base: str) -> None:
     small(out)
 
 
-def main() -> int:
+def shoot_first_experiment(browser, base: str, lang: str, dark: bool) -> None:
+    context = new_context(browser, 360, 740, color_scheme="dark" if dark else "light", has_touch=True, is_mobile=True)
+    page, _ = open_page(browser, f"{base}index.html?lang={lang}", context=context)
+    wait_ready(page)
+    page.get_by_role("button", name=tr(lang, "step"), exact=True).evaluate(STORM, 10)  # ten taps
+    wait_t(page, 12)
+    page.locator(".kv-bars").first.scroll_into_view_if_needed()
+    page.wait_for_function("document.fonts.status === 'loaded'")
+    out = DOCS / f"phone-first-{'dark-' if dark else ''}{lang}.png"
+    page.screenshot(path=str(out))
+    page.context.close()
+    small(out)
+
+
+def shoot_first_experiments(browser, base: str) -> None:
+    for dark in (False, True):
+        for lang in ("es", "en", "pt"):
+            shoot_first_experiment(browser, base, lang, dark)
+
+
+def main(argv=None) -> int:
+    only = (argv if argv is not None else sys.argv[1:])[-1:] == ["phone-first"]  # --only phone-first
     site = site_self_contained()
     with chromium() as browser:
+        if only:
+            with serve(site) as base:
+                shoot_first_experiments(browser, base)
+            return 0
         shoot_course_page(browser, site, 360, 740)
         shoot_course_page(browser, site, 1280, 800)
         shoot_course_page(browser, site, 1280, 800, dark=True)
@@ -123,6 +152,7 @@ def main() -> int:
             shoot_dark_phone(browser, base)
             for lang in ("es", "en", "pt"):
                 shoot_language(browser, base, lang)
+            shoot_first_experiments(browser, base)
     return 0
 
 

@@ -149,3 +149,31 @@ def test_weights_digest_follows_the_weights(gpt):
     changed["wpe"] = changed["wpe"] + 1e-12
     assert Explorer(MiniGPT(changed, gpt.config, gpt.tokenizer)).weights_digest() != a
     assert Explorer(gpt).weights_digest() == a
+
+
+def test_the_worker_moves_the_app_where_the_reader_is_on_the_preview(gpt):
+    """app/wasm.py move_to (the static site's hand-over): the app goes straight to the query's mode and t,
+    the same text and mode as the reader's steps there; back to an earlier t, and past the lesson's
+    IndexError too; a query without a place, or out of bounds, moves nothing."""
+    from app import wasm
+    from app.state.session import Session
+
+    stepped = Session(gpt, Settings())
+    for _ in range(30):
+        stepped.step()
+    session = wasm._SESSION = Session(gpt, Settings())
+    try:
+        revision = session.revision
+        wasm.move_to("?lang=es&mode=full&t=32")
+        assert (session.ex.t, session.settings.mode, session.ex.ids) == (32, FULL, stepped.ex.ids)
+        assert session.revision - revision <= 3  # a redraw for the mode and one for the place, not one a step
+        wasm.move_to("?mode=cache&t=64")
+        session.step()  # the step past the window: the model's IndexError
+        assert session.ex.error is not None
+        wasm.move_to("?mode=cache&t=10")
+        assert (session.ex.t, session.ex.error, session.ex.ids) == (10, None, stepped.ex.ids[:10])
+        for query in ("?mode=cache", "?mode=turbo&t=20", "?mode=full&t=65", "?t=1", "?t=abc"):
+            wasm.move_to(query)
+            assert (session.ex.t, session.settings.mode) == (10, CACHE), query
+    finally:
+        wasm._SESSION = None

@@ -13,6 +13,7 @@ import pytest
 
 from app.i18n import tr
 from tests.browser import (
+    DEEP_JS,
     STORM,
     box_centre,
     chromium_missing,
@@ -29,8 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
-# The worker never hears where the reader is: the live page is built at the URL's state and every
-# action on the preview is replayed (the path the clicks made while the app is being built take).
+# The worker never hears where the reader is until the page is ready to show the live page: it builds it
+# at the URL's state and moves it to the reader's place then (the path of the clicks made while the app
+# is being built).
 NO_POSITIONS = """
   const post = Worker.prototype.postMessage;
   Worker.prototype.postMessage = function (msg, ...rest) {
@@ -38,6 +40,28 @@ NO_POSITIONS = """
     return post.call(this, msg, ...rest);
   };
 """
+
+
+# The position the reader sees, looked at in every frame from the document's start: the preview's while it is
+# there, else the live page's (its text's "t = N / 64"); each change, [t, "preview" or "live"].
+SHOWN_T = (
+    """
+  window.__shown = [];
+"""
+    + DEEP_JS
+    + """
+  const look = () => {
+    const snap = document.getElementById("kv-snapshot");
+    const where = snap ? "preview" : "live";
+    const el = snap ? snap.querySelector(".tpos") : deep(document, (e) => e.classList.contains("tpos"));
+    const m = el && /t = (\\d+)/.exec(el.textContent);
+    const last = window.__shown[window.__shown.length - 1];
+    if (m && (!last || last[0] !== +m[1] || last[1] !== where)) window.__shown.push([+m[1], where]);
+    requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+"""
+)
 
 
 # Every write of <html lang> from the document's start, [its value before, after] (the parser's own is
@@ -123,13 +147,17 @@ def open_parse_held(browser, url: str, width: int, height: int, hold: str = APP)
 @pytest.mark.parametrize("lang, told", [("es", True), ("en", False)])
 def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
     """Avanzar twice and Sin caché on the preview: answered at once, with the live page's words; the live
-    page then shows t = 4 without the cache, the actions neither lost nor made twice. `told`: the worker
-    builds the app there (position messages); else the page replays the actions. And <html lang> is
+    page then shows t = 4 without the cache, the actions neither lost nor made twice, and the position the
+    reader sees, looked at in every frame, never goes back nor anywhere else (issue 49). `told`: the worker
+    builds the app there (position messages); else it is built at the URL's state and moved there when the
+    page is ready to show it: nothing is replayed in front of the reader. And <html lang> is
     written once where the URL's language is not index.html's, never again: the preview, its controls,
     the hand-over and a step of the live page (written with its own value, it lays the page out again)."""
     t = lambda key, **kw: tr(lang, key, **kw)
     with serve(site) as url:
-        page, app = open_held(browser, url + f"index.html?lang={lang}", LANG_WRITES + ("" if told else NO_POSITIONS))
+        page, app = open_held(
+            browser, url + f"index.html?lang={lang}", LANG_WRITES + SHOWN_T + ("" if told else NO_POSITIONS)
+        )
         snap = page.locator("#kv-snapshot")
         step = snap.get_by_role("button", name=t("step"))
         step.click()
@@ -143,9 +171,11 @@ def test_clicks_before_python_are_answered_and_kept(site, browser, lang, told):
         assert "t = 4 / 64" in snap.locator(".topbar").inner_text()
         app.release()
         wait_ready(page)
-        assert page.evaluate("window.kv.replayed") == ([] if told else ["step", "step", "toggle"])
+        assert page.evaluate("window.kv.replayed") == []
         page.wait_for_function("/mode=full&t=4&/.test(document.body.dataset.kvState || '')", timeout=20000)
         wait_t(page, 4)
+        page.wait_for_function("window.__shown[window.__shown.length - 1][1] === 'live'")
+        assert page.evaluate("window.__shown") == [[2, "preview"], [3, "preview"], [4, "preview"], [4, "live"]]
         # the reader's focus (on the preview's Sin caché) goes on from the live page's own
         focused = """() => { let el = document.activeElement;
                              while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
@@ -309,11 +339,27 @@ def test_the_mode_switch_before_the_controls_start_is_drawn_at_once_and_answered
         context.close()
 
 
+# The preview's speed slider: its thumb (the track's ::after) and its filled track (::before), and its width.
+SLIDER = """() => {
+  const i = document.querySelector('#kv-snapshot .speed i');
+  const thumb = getComputedStyle(i, '::after'), track = getComputedStyle(i, '::before');
+  const filled = /^linear-gradient\\(to right, (rgb\\([^)]*\\))/.exec(track.backgroundImage);
+  return [{left: parseFloat(thumb.left), width: parseFloat(thumb.width), radius: thumb.borderRadius,
+           colour: thumb.backgroundColor}, {colour: filled && filled[1]}, i.getBoundingClientRect().width];
+}"""
+ACCENT = """(() => { const el = document.createElement('span'); el.style.color = 'var(--kv-target)';
+  document.body.appendChild(el); const c = getComputedStyle(el).color; el.remove(); return c; })()"""
+
+
 def test_keys_and_animation_on_the_preview(site, browser):
     """The keyboard's shortcuts and Animar at the page's speed move the preview; Reiniciar goes back to the
-    prompt, the step back one position."""
+    prompt, the step back one position. The speed's slider is drawn as the live one (issue 49): a thumb at
+    the URL's speed (20 of 1 to 20: the track's end), the track filled up to it in the sliders' accent."""
     with serve(site) as url:
         page, _ = open_held(browser, url + "index.html?lang=pt&speed=20", hold=RUNTIME)
+        thumb, track, width = page.evaluate(SLIDER)
+        assert abs(thumb["left"] - (width - 16)) < 1 and thumb["width"] == 16 and thumb["radius"] == "50%"
+        assert thumb["colour"] == track["colour"] == page.evaluate(ACCENT)
         page.locator("body").click(position={"x": 5, "y": 5})
         page.keyboard.press("n")
         preview_at(page, "pt-cache-3")
@@ -514,7 +560,7 @@ LIVE_MARKS = """(texts) => {
     for (const el of root.querySelectorAll('*')) {
       if (el.shadowRoot) walk(el.shadowRoot);
       const own = [...el.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join('').trim();
-      if (own && texts.includes(own) && !(own in found)) {
+      if (own && texts.includes(own) && !(own in found) && !el.closest('.kv-strip')) {  // not the bar's strip
         const r = el.getBoundingClientRect();
         if (r.height > 0) found[own] = Math.round(r.top + scrollY);
       }

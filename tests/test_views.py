@@ -133,7 +133,7 @@ def test_html_snapshot_draws_the_state():
     )
     assert top.index("<h1>") < top.index("data-kv='step'") < top.index("class='tpos'")
     buttons = re.findall(r"<button type='button'[^>]*data-kv='(\w+)'", top)
-    assert buttons == ["step", "play", "mode", "mode", "reset", "back"], buttons
+    assert buttons == ["step", "play", "back", "reset", "mode", "mode"], buttons  # every action in the bar
     says = json.loads(html_module.unescape(re.search(r'data-says="([^"]*)"', top).group(1)))
     assert says["mode"]["full"] == "Mode: No cache." and says["step"].startswith("Position 10 of 64")
     assert says["reset"] == "Reset: “La Nela”, position 2 of 64."

@@ -13,6 +13,8 @@ def test_animation_stops_at_64_and_the_step_to_65_is_the_readers():
     c = v.controls
     c.do("play")
     assert c.animation.running and c.play_button.name == "Pausa"
+    c.tick(3)  # a late tick's three steps due (Animation's catch_up): the window's end, not past it
+    assert v.ex.t == 64 and v.ex.error is None and c.ticked == 2
     for _ in range(5):  # the timer's ticks (no event loop here)
         c.tick()
     assert v.ex.t == 64 and v.ex.error is None
@@ -77,6 +79,38 @@ def test_the_period_counts_the_steps_own_time(monkeypatch):
     stale = timers.pop()[1]
     stale()  # a stopped run's timer does nothing
     assert timers == []
+
+
+def test_a_late_tick_makes_the_steps_due_up_to_its_catch_up(monkeypatch):
+    """With catch_up 3 at a period of 100 ms, steps that take 250 ms to draw: each tick makes the steps due
+    by then (2 or 3), so the rate is the setting's, 10 a second; steps of 500 ms: 3 a tick at most, 6 a
+    second. Fast steps: one a tick, as without catch_up."""
+    now = [0.0]
+    timers, made = [], []
+    monkeypatch.setattr(parts.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(parts, "later", lambda ms, fn: timers.append((ms, fn)))
+    cost = [0.010]
+
+    def tick(steps):
+        made.append(steps)
+        now[0] += cost[0]
+
+    a = parts.Animation(tick, lambda: 100, catch_up=3)
+    a.run(True)
+    for _ in range(6):
+        now[0] += timers[-1][0] / 1000
+        timers.pop()[1]()
+    assert made == [1] * 6 and abs(a.rate() - 10) < 1e-6
+    cost[0] = 0.250
+    for _ in range(12):
+        now[0] += timers[-1][0] / 1000
+        timers.pop()[1]()
+    assert set(made[-8:]) == {2, 3} and abs(a.rate() - 10) < 0.5
+    cost[0] = 0.500
+    for _ in range(8):
+        now[0] += timers[-1][0] / 1000
+        timers.pop()[1]()
+    assert made[-6:] == [3] * 6 and abs(a.rate() - 6) < 1e-6
 
 
 def test_the_rate_is_what_the_page_drew_where_it_answers(monkeypatch):

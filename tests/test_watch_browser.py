@@ -10,6 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from app.i18n import num, tr
 from tests.browser import chromium_missing, errors, grid_range, open_card, shot, wait_grid_end, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
@@ -74,6 +75,76 @@ def test_the_step_is_at_hand_beside_the_bars(live, app_url, width, height, lang)
     wait_t(page, 22)
     shot(page, f"{where(app_url)}-watch-{lang}-{width}")
     assert errors(page) == []
+
+
+STRIP = "[data-testid=cost-strip]"
+# Every frame until the bar's position shows t (30 s at most): the tops on the screen of the strip and of the
+# figure's cost bars ([strip's, bars'] for each frame).
+TOPS_UNTIL = """(t) => new Promise((done) => {
+  const find = (root, sel) => { for (const el of root.querySelectorAll('*')) { if (el.matches(sel)) return el;
+    if (el.shadowRoot) { const hit = find(el.shadowRoot, sel); if (hit) return hit; } } return null; };
+  const host = (sel) => find(document, sel).getRootNode().host; // a pane redrawn keeps its host
+  const strip = host('[data-testid=cost-strip]'), bars = find(document, '.kv-bars'), pos = host('[data-testid=bar-t]');
+  const tops = [];
+  const look = () => {
+    tops.push([strip.getBoundingClientRect().top, bars.getBoundingClientRect().top]);
+    const now = pos.shadowRoot.querySelector('[data-testid=bar-t]');
+    if ((now && now.textContent.includes(`t = ${t} /`)) || performance.now() > until) return done(tops);
+    requestAnimationFrame(look);
+  };
+  const until = performance.now() + 30000;
+  look();
+})"""
+
+
+def cost(t: int) -> int:
+    """The multiplications of the token at position t with the cache (the lesson's c(t))."""
+    return 131_072 + 256 * t
+
+
+@pytest.mark.static_only
+@pytest.mark.parametrize("lang", ["es", "en", "pt"])
+def test_the_phone_s_first_experiment_is_at_hand(live, app_url, lang):
+    """Issue 49, on a phone at t = 2: the cost bars in miniature are in the control bar, on screen; a tap on
+    Avanzar grows one there, with its multiplications; scrolled down to the figure's bars, the bar holds
+    Avanzar, Paso atrás and Reiniciar, each in view and working there; while Animar runs, watched every
+    frame, the strip does not move on the screen (as the text above the figure's bars grows, they do);
+    Sin caché brings the grey
+    ramp into the strip. On a laptop's screen the strip is not shown (the figure's bars are at hand)."""
+    page = live.place(lang=lang, t=2, width=360, height=740)
+    strip = page.locator(STRIP).first
+    assert in_view(strip.bounding_box(), 740)
+    expect(strip.locator("i.sc")).to_have_count(2)
+    expect(strip.locator(".strip-cost")).to_contain_text(num(cost(2), lang))
+    assert strip.locator(".strip-title").inner_text() == tr(lang, "bars_title")
+    page.get_by_role("button", name=STEP[lang], exact=True).click()
+    expect(strip.locator("i.sc")).to_have_count(3)
+    expect(strip.locator(".strip-cost")).to_contain_text(num(cost(3), lang))
+    bars_at_the_bottom(page, 740)  # far below, where the bar sticks
+    for name in (STEP[lang], tr(lang, "back"), tr(lang, "reset")):
+        assert in_view(page.get_by_role("button", name=name, exact=True).bounding_box(), 740), name
+    assert in_view(strip.bounding_box(), 740)
+    page.get_by_role("button", name=tr(lang, "back"), exact=True).click()
+    wait_t(page, 2)
+    expect(strip.locator("i.sc")).to_have_count(2)
+    page.get_by_role("button", name=STEP[lang], exact=True).evaluate("(b) => { b.click(); b.click(); }")
+    wait_t(page, 4)
+    page.get_by_role("button", name=tr(lang, "reset"), exact=True).click()
+    wait_t(page, 2)
+    page.get_by_role("button", name=PLAY[lang], exact=True).click()
+    tops = page.evaluate(TOPS_UNTIL, 9)  # seven steps of Animar, each a token or more of text above
+    page.get_by_role("button", name=tr(lang, "pause"), exact=True).click()
+    strip_tops = {round(a) for a, _ in tops}
+    assert len(tops) > 7 and max(strip_tops) - min(strip_tops) <= 1, strip_tops
+    page.get_by_role("button", name=tr(lang, "mode_full"), exact=True).click()
+    t = int(re.search(r"t = (\d+)", page.locator("[data-testid=bar-t]").inner_text()).group(1))
+    expect(strip.locator("i.sf")).to_have_count(t)  # the ramp t·c(t), this mode's
+    expect(strip.locator(".strip-cost")).to_contain_text(num(t * cost(t), lang))
+    shot(page, f"{where(app_url)}-phone-strip-{lang}", full_page=False)
+    assert errors(page) == []
+    if lang == "es":
+        page = live.place(lang=lang, t=2, width=1280, height=800)
+        expect(page.locator(STRIP).first).to_be_hidden()
 
 
 @pytest.mark.served_with(lang="es")

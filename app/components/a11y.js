@@ -10,7 +10,12 @@ if (document.documentElement.lang !== data.lang) document.documentElement.lang =
 if (data.theme === 'light' || data.theme === 'dark') document.documentElement.dataset.kvTheme = data.theme;
 // @script page_state
 const get = (k) => data.page_state instanceof Map ? data.page_state.get(k) : (data.page_state || {})[k];
-if (get('query') !== undefined) document.body.dataset.kvState = get('query');
+// the static site's preview, while it is shown, keeps the place the reader sees (static/loader/controls.js);
+// the live page's takes over with it (static/loader/live.js handOver)
+if (get('query') !== undefined) {
+  document.body.dataset.kvLiveState = get('query');
+  if (!document.getElementById('kv-snapshot')) document.body.dataset.kvState = get('query');
+}
 if (get('weights') !== undefined) document.body.dataset.kvWeights = get('weights');
 // the reader's milestones and quiz (app/state/progress.py), for the course: static/loader/course.js
 const progress = get('progress');

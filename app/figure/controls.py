@@ -13,23 +13,28 @@ from ..components.widgets import Disclosure, RangeInput
 from ..i18n import language_names, num, number_style
 from ..state.commands import BACK, COMMANDS, RESET, STEP, SWITCHES, TOGGLE, coalesce
 from ..state.settings import CACHE, FULL
-from ..style import BAR_CSS, CSS, MODE_SWITCH_CSS, show_token
+from ..style import BAR_CSS, CSS, MODE_SWITCH_CSS, PHONE_MEDIA, show_token
 from .parts import Animation, Part, defer, esc, html_pane, later, linked
+from .strip import CostStrip
 
 
 class Controls(Part):
-    """The figure's controls, in two rows. The bar (`layout`): Avanzar, Animar, the mode switch, the
-    position and a line saying what the last action did (with the keys' hint beside it on a wide
-    screen, or while a keyboard reader is in the bar); it sticks to the top of the screen while the figure is
-    in view (app/style/bar.css), so a thumb reaches it wherever the eyes are. Below it (`more`):
-    Reset, a step back (the cache sliced: Session.back), the speed and what the machine really did at that speed. The keyboard comes through A11y;
-    the polite live region says what each action did."""
+    """The figure's controls, in two rows. The bar (`layout`): Avanzar, Animar, the position, a step back
+    (the cache sliced: Session.back), Reset, the mode switch, a line saying what the last action did (with
+    the keys' hint beside it on a wide screen, or while a keyboard reader is in the bar) and, on a phone's
+    screen, the cost bars in miniature (CostStrip); it sticks to the top of the screen while the figure is
+    in view (app/style/bar.css), so a thumb reaches every action wherever the eyes are, and sees what a
+    step costs. Below it (`more`): the speed and what the machine really did at that speed. The keyboard
+    comes through A11y; the polite live region says what each action did."""
 
     SHORT = 0.9  # a measured rate below this share of the setting is said
+    NARROW_BUTTON = 94  # px, the step back and Reset on a phone's screen
+    CATCH_UP = 3  # steps an animation's late tick may make at once (Animation), drawn as one
 
     def __init__(self, session, a11y, **params):
         self.a11y = a11y
-        self.animation = Animation(self.tick, self.period, after=self.when_shown)
+        self.animation = Animation(self.tick, self.period, after=self.when_shown, catch_up=self.CATCH_UP)
+        self.ticked = 1  # the steps the animation's last tick made
         self.said = ("", "")  # what the status line says, and its kind
         self.waiting = None  # (beat, fn): the animation waits for the page to draw a step
         self.clock_cost = 0.0  # seconds the last clock measurement took (the next one's estimate)
@@ -42,8 +47,10 @@ class Controls(Part):
         button = {"width": 100, "margin": (4, 4)}
         self.step_button = pn.widgets.Button(color="primary", **button)
         self.play_button = pn.widgets.Toggle(color="default", **button)
-        self.reset_button = pn.widgets.Button(color="default", **button)
-        self.back_button = pn.widgets.Button(color="default", **{**button, "width": 110})
+        # on a phone's screen the two share the position's line (app/figure/snapshot.css: the preview's)
+        narrow = [f"@media {PHONE_MEDIA} {{ :host {{ width: {self.NARROW_BUTTON}px !important; }} }}"]
+        self.reset_button = pn.widgets.Button(color="default", stylesheets=narrow, **button)
+        self.back_button = pn.widgets.Button(color="default", stylesheets=narrow, **{**button, "width": 110})
         self.mode_switch = linked(
             pn.widgets.RadioButtonGroup, settings.param.mode, width=260, margin=(4, 4), stylesheets=[MODE_SWITCH_CSS]
         )
@@ -70,12 +77,16 @@ class Controls(Part):
         settings.param.watch(lambda _e: self.retime(), "speed")
         self.a11y.param.watch(lambda e: self.do(e.new.split(":")[0]), "command")
         self.a11y.param.watch(self._page_drew, "shown")
+        self.strip = CostStrip(self.session)
         self.layout = pn.FlexBox(
             self.step_button,
             self.play_button,
             self.where,
+            self.back_button,
+            self.reset_button,
             self.mode_switch,
             self.status,
+            self.strip.layout,
             align_items="center",
             gap="0px",
             sizing_mode="stretch_width",
@@ -84,8 +95,6 @@ class Controls(Part):
             css_classes=["kv-bar"],
         )
         self.more = pn.FlexBox(
-            self.reset_button,
-            self.back_button,
             self.speed,
             self.speed_note,
             align_items="center",
@@ -249,13 +258,21 @@ class Controls(Part):
         self.say(self.tr("live_mode", mode=self.tr("mode_cache" if event.new == CACHE else "mode_full")))
 
     # -- animation (Animation) ------------------------------------------------------------------
-    def tick(self):
-        """One step of the animation. It never takes the step past the window: at n_ctx it stops,
+    def tick(self, steps: int = 1):
+        """The animation's steps due (one, or a few at once when the page is slower than the speed:
+        Animation's catch_up), drawn once. It never takes the step past the window: at n_ctx it stops,
         and the step to n_ctx + 1 (the lesson's IndexError) is the reader's own click."""
         if self.ex.full:
             self.set_playing(False)
             return
-        self.step()
+        self.ticked = steps = max(1, min(steps, self.n - self.ex.t))
+        if steps == 1:
+            self.step()
+        else:
+            done, _ = self.session.run([STEP] * steps)
+            if done[-1] is False:
+                self.set_playing(False)
+            self.after_step()
         if self.ex.full or self.ex.error:
             self.set_playing(False)
         self.note_rate()
@@ -269,8 +286,8 @@ class Controls(Part):
         on a slow screen the rate is what the reader sees and Pausa stops what they see. Without an
         answer, after PATIENCE."""
         with self.session.dispatch():
-            self.a11y.beat += 1
-        beat = self.a11y.beat - self.AHEAD
+            self.a11y.beat += self.ticked  # a beat a step: what the page says it drew counts steps
+        beat = self.a11y.beat - self.AHEAD - (self.ticked - 1)  # the tick before this one
         self.waiting = (beat, fn)
         if self.a11y.shown >= beat:
             self.shown(self.a11y.shown)

@@ -201,16 +201,24 @@ class Animation:
     measurement, `defer`), is part of the period, not added to it. A step that takes longer than the
     period is followed by the next as soon as it is done: the rate is then what the machine can do,
     and `rate()` says what it was. One timer at a time (`later`), none left behind: a stopped run's
-    timer finds its run over and does nothing. No threads, no sleeps (works under Pyodide)."""
+    timer finds its run over and does nothing. No threads, no sleeps (works under Pyodide).
+
+    With `catch_up` n > 1, a tick that comes late (a slow page took longer than the period to draw the
+    step before) makes the steps due by then, up to n, in one: `tick(k)`, each step due one period after
+    the one before. The rate then stays the setting's while a step's drawing takes up to n periods: on a
+    slow phone the reader sees the text and the bars advance by two or three tokens at a time, at the
+    speed the slider says, instead of one at a time, slower."""
 
     KEEP = 6  # the last ticks' start times `rate()` reads
 
-    def __init__(self, tick, period, after=None):
+    def __init__(self, tick, period, after=None, catch_up: int = 1):
         """`after(fn)`: run fn once the tick's work is done (by default `defer`: once what it
         deferred has run; the figure's Controls waits for the page to have drawn it)."""
-        self.tick, self.period, self.after = tick, period, after or defer
+        self.tick, self.period, self.after, self.catch_up = tick, period, after or defer, catch_up
         self.running = False
         self._run = 0  # which run a pending timer belongs to
+        self._due = 0.0  # when the next step is due (catch_up > 1)
+        self._made: list[int] = []  # steps made by each of the last ticks, counted from the run's start
         self._starts: list[float] = []
         self._drawn: list[tuple[int, float]] = []  # (steps drawn so far, when the page said so): `drawn`
 
@@ -218,7 +226,8 @@ class Animation:
         """Start or stop it; whether that changed anything. The first step comes at once."""
         if on == self.running:
             return False
-        self.running, self._run, self._starts, self._drawn = on, self._run + 1, [], []
+        self.running, self._run, self._starts, self._drawn, self._made = on, self._run + 1, [], [], []
+        self._due = time.perf_counter()
         if on:
             run = self._run
             later(0, lambda: self._fire(run))
@@ -227,16 +236,24 @@ class Animation:
     def _fire(self, run: int) -> None:
         if run != self._run or not self.running:
             return
-        self._starts = (self._starts + [time.perf_counter()])[-self.KEEP :]
-        self.tick()
+        now, period = time.perf_counter(), self.period() / 1000
+        self._starts = (self._starts + [now])[-self.KEEP :]
+        if self.catch_up > 1:
+            steps = min(self.catch_up, 1 + int(max(0.0, now - self._due) / period))
+            self._due = max(self._due + steps * period, now)  # no debt beyond what a tick makes up
+            self._made = (self._made + [(self._made[-1] if self._made else 0) + steps])[-self.KEEP :]
+            self.tick(steps)
+        else:
+            self._made = (self._made + [(self._made[-1] if self._made else 0) + 1])[-self.KEEP :]
+            self.tick()
         if run == self._run and self.running:
             self.after(lambda: self._next(run))  # after what the step deferred (and the page drew)
 
     def _next(self, run: int) -> None:
         if run != self._run or not self.running:
             return
-        left = self._starts[-1] + self.period() / 1000 - time.perf_counter()
-        later(max(0, round(left * 1000)), lambda: self._fire(run))
+        due = self._due if self.catch_up > 1 else self._starts[-1] + self.period() / 1000
+        later(max(0, round((due - time.perf_counter()) * 1000)), lambda: self._fire(run))
 
     def time_left(self, seconds: float) -> bool:
         """Whether the current tick's period still has `seconds` left, counted from its start."""
@@ -261,8 +278,9 @@ class Animation:
             return (b - a) / (t1 - t0)
         if len(self._starts) < 4:
             return None
-        return (len(self._starts) - 1) / (self._starts[-1] - self._starts[0])
+        return (self._made[-1] - self._made[0]) / (self._starts[-1] - self._starts[0])
 
     def retime(self):
         """A new period: the next step keeps it (and the rate is measured afresh)."""
-        self._starts, self._drawn = self._starts[-1:], self._drawn[-1:]
+        self._starts, self._drawn, self._made = self._starts[-1:], self._drawn[-1:], self._made[-1:]
+        self._due = time.perf_counter()

@@ -26,10 +26,13 @@ from .clock_plot import ClockPlot
 from .grid import ROW_KEY, ZOOM, CacheGrid, computed_block, grid_rows, zoom_window
 from .plots import CostBars
 from .png import indexed_png
+from .strip import STRIP_CSS
 
 PALETTE = CELL_PALETTE
-SNAP_CSS = CSS.replace(":host,", "").replace(":host", ".kv-snap") + read_css(
-    Path(__file__).resolve().parent / "snapshot.css"
+SNAP_CSS = (
+    CSS.replace(":host,", "").replace(":host", ".kv-snap")
+    + read_css(Path(__file__).resolve().parent / "snapshot.css")
+    + STRIP_CSS
 )
 
 
@@ -284,13 +287,15 @@ def render(view, grid_url: str = GRID_URL) -> str:
         f"<button type='button' class='btn primary' data-kv='step'>{html.escape(tr('step'))}</button>"
         f"<button type='button' class='btn' data-kv='play'>{html.escape(tr('play'))}</button>"
         f"<span class='bar-t'>{html.escape(tr('position', t=view.ex.t, n=view.n))}</span>"
+        f"<button type='button' class='btn back' data-kv='back'>{html.escape(tr('back'))}</button>"
+        f"<button type='button' class='btn' data-kv='reset'>{html.escape(tr('reset'))}</button>"
         f"<span class='switch' role='group'>{switch}</span>"
         f"<span class='status' aria-hidden='true'><span class='said {kind}'>{html.escape(said)}</span>"
-        f"<span class='hint'>{html.escape(tr('keys_hint'))}</span></span></div>"
-        f"<div class='controls more'><button type='button' class='btn' data-kv='reset'>{html.escape(tr('reset'))}</button>"
-        f"<button type='button' class='btn back' data-kv='back'>{html.escape(tr('back'))}</button>"
-        f"<span class='speed' aria-hidden='true'><span class='label'>{html.escape(tr('speed'))}: "
-        f"<b>{num(view.session.settings.speed, view.lang)}</b></span><i></i></span><span class='speed-note'></span></div>"
+        f"<span class='hint'>{html.escape(tr('keys_hint'))}</span></span>"
+        f"<div class='strip-host'>{view.controls.strip.layout.object}</div></div>"
+        f"<div class='controls more'><span class='speed' aria-hidden='true'><span class='label'>{html.escape(tr('speed'))}: "
+        f"<b>{num(view.session.settings.speed, view.lang)}</b></span><i style='--at:{_speed_at(view):.4f}'></i></span>"
+        "<span class='speed-note'></span></div>"
     )
     cards = "".join(_card(title) for title in [tr("advanced"), tr("table_heading")])
     more = "".join(_card(s.tr(s.title_key)) for s in view.sections)
@@ -317,6 +322,12 @@ def render(view, grid_url: str = GRID_URL) -> str:
     )
     part = f"<div class='kv-snap' lang='{view.lang}'>"
     return f"{part}{top}</div>{PROGRESS}{part[:-1]} aria-hidden='true'>{bottom}</div>"
+
+
+def _speed_at(view) -> float:
+    """Where the speed's thumb sits on its slider, 0 (slowest) to 1."""
+    low, high = view.session.settings.param.speed.bounds
+    return (view.session.settings.speed - low) / (high - low)
 
 
 def style() -> str:

@@ -130,6 +130,15 @@ class Session(param.Parameterized):
         self.ex.reset()
         self._changed()
 
+    def go_to(self, mode: str, t: int) -> None:
+        """Straight to position t in `mode`, as a URL's t and mode give it (the text the steps there
+        write): the reader's place on the static site's preview, for a document not yet on the page."""
+        self.settings.mode = mode
+        if t < self.ex.t or self.ex.error is not None:
+            self.ex.reset()
+        self.ex.advance_to(t)
+        self._changed()
+
     def toggle(self) -> None:
         self.settings.mode = FULL if self.settings.mode == CACHE else CACHE
 

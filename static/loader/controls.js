@@ -5,8 +5,8 @@
  * running model gives waits for it and says so: the step past the window (the lesson's IndexError) and
  * every action after it are kept, in order; the sections, the clock and the settings say they need the
  * model. The worker builds the app at the reader's position (a "position" message after each action:
- * the query of that state, and how many actions it holds); the page replays, once, the actions the app
- * was not built with (`endPreview`). */
+ * the query of that state, and how many actions it holds) and moves it to their latest before the page
+ * shows it (live.js); the page replays, once, the actions it does not hold (`endPreview`). */
 import { page, pv, TEXT } from "./state.js";
 import { otherMode, positionQuery, stateName, stepPeriod, tBounds } from "./config.js";
 import { $, afterPaint, setText } from "./dom.js";
@@ -33,8 +33,8 @@ function keep(cmd) {
 // `since`: when the reader asked (kv.answers counts from it).
 function go(mode, t, cmd, say, since = performance.now()) {
   Object.assign(pv, { mode, t, seq: pv.seq + 1 });
-  pv.log.push({ seq: pv.seq, cmd });
   const query = positionQuery(location.search, mode, t);
+  pv.log.push({ seq: pv.seq, cmd, query });
   document.body.dataset.kvState = query;
   if (page.worker) page.worker.postMessage({ type: "position", seq: pv.seq, query });
   const name = stateName(page.lang, mode, t);

@@ -1,12 +1,14 @@
 /* The live page. static/boot.js started the worker (static/worker.js) while the page was parsed and held
  * what it said; from here on this module hears it, in the protocol of Panel's pyodide-worker handler
  * (render, rendered, patch, idle): the downloads and stages (the progress), Python's patches and the
- * reader's changes to Python, in order, and the live document. That document (built at the reader's
- * position on the preview) is rendered in place of the preview once BokehJS has run and the reader has
- * paused (controls.js readerPaused), in slices (slices.js); the preview stops answering and the actions
- * the app was not built with are replayed (controls.js endPreview, `link`); a keyboard reader's focus goes
- * on from the live page's same control. The hand-over moves nothing: the preview is laid out as the live
- * page is (app/figure/snapshot.py, snapshot.css). */
+ * reader's changes to Python, in order, and the live document. That document is rendered in place of the
+ * preview once BokehJS has run and the reader has paused (controls.js readerPaused), in slices (slices.js),
+ * at the reader's latest place on the preview: the worker moves it there just before (`current`), and
+ * the moves made while it is rendered are replayed out of sight (`catchUp`). Only then does it take the
+ * preview's place: what the reader sees never goes back. The preview stops answering, the actions only the
+ * model answers are replayed (controls.js endPreview), and a keyboard reader's focus goes on from the live
+ * page's same control. The hand-over moves nothing: the preview is laid out as the live page is
+ * (app/figure/snapshot.py, snapshot.css). */
 import { page, pv, TEXT } from "./state.js";
 import { positionQuery } from "./config.js";
 import { $, afterPaint, whenParsed } from "./dom.js";
@@ -66,6 +68,7 @@ const HANDLERS = {
   status: onStatus,
   error: (msg) => showError(msg),
   render: onRender,
+  moved: (msg) => page.moved && page.moved(msg),
   idle: onIdle,
   patch: onPatch,
   lazy: (msg) => { page.kv.lazy = (page.kv.lazy || []).concat([msg]); },
@@ -108,25 +111,63 @@ function onPyError(msg) {
 
 async function onRender(msg) {
   page.kv.times.worker = msg.times;
-  const handed = await renderLive(msg);
-  if (handed) link(handed);
+  const live = await renderLive(msg);
+  if (!live) return;
+  link(live.views);
+  const seq = await catchUp(live.seq);
+  const replay = handOver(seq);
+  if (replay.length) {
+    page.worker.busy = true; // the reader's live clicks wait behind the replay ("idle")
+    page.worker.postMessage({ type: "replay", commands: replay });
+  }
+  ready();
 }
 
-// The live document and Python's, linked: the reader's changes go to the worker, the actions the app
-// was not built with after them.
-function link({ views, replay }) {
+// The live document and Python's, linked: the reader's changes go to the worker.
+function link(views) {
   const worker = page.worker;
   const jsdoc = (worker.jsdoc = [...views.roots.values()][0].model.document);
   jsdoc.on_change(sendChange.bind(null, jsdoc), false);
   worker.postMessage({ type: "rendered" });
-  if (replay.length) {
-    worker.busy = true; // the reader's live clicks wait behind the replay ("idle")
-    worker.postMessage({ type: "replay", commands: replay });
-  }
   // No "location" message: the app read the URL once, in create_app (app/state/settings.py). Panel's own
   // location sync is not used; it would read the query again its own way (and raise on a number of
   // 100,000 digits).
-  ready();
+}
+
+// The reader's latest move on the preview (an action that changed its state; the kept ones come after
+// every move), or null.
+function latestMove() {
+  const moves = pv.log.filter((e) => !e.kept);
+  return moves.length ? moves[moves.length - 1] : null;
+}
+
+// The document to render: the one the worker built, or, if the reader has moved on the preview since,
+// the same app moved to their latest place (worker.js moveTo: Python's steps, no drawing here).
+function current(msg) {
+  const at = latestMove();
+  if (!at || at.seq <= (msg.seq || 0)) return msg;
+  return new Promise((resolve) => {
+    page.moved = (moved) => {
+      page.moved = null;
+      resolve(moved.docs_json ? { ...msg, ...moved } : msg);
+    };
+    page.worker.postMessage({ type: "move", seq: at.seq, query: at.query });
+  });
+}
+
+// The moves the reader made on the preview while the live document was being rendered (after the first
+// `seq` actions), replayed on it out of sight until it is where the preview is: the actions it holds.
+async function catchUp(seq) {
+  for (let at = latestMove(); at && at.seq > seq; at = latestMove()) {
+    const commands = pv.log.filter((e) => e.seq > seq && e.seq <= at.seq).map((e) => e.cmd);
+    await new Promise((resolve) => {
+      page.worker.whenIdle = resolve;
+      page.worker.busy = true;
+      page.worker.postMessage({ type: "replay", commands });
+    });
+    seq = at.seq;
+  }
+  return seq;
 }
 
 function sendChange(jsdoc, event) {
@@ -156,6 +197,9 @@ function onIdle() {
       worker.postMessage({ type: "patch", patch });
     } else {
       worker.busy = false;
+      const idle = worker.whenIdle;
+      worker.whenIdle = null;
+      if (idle) idle();
     }
   });
 }
@@ -185,7 +229,8 @@ function applyPatch(msg) {
   }
 }
 
-// The live document rendered in place of the preview: {views, replay}, or null (an error shown).
+// The live document rendered out of sight at the reader's place: {views, seq} (seq: the actions it
+// holds), or null (an error shown).
 async function renderLive(msg) {
   performance.mark("kv-render-start");
   scriptsNeeded();
@@ -196,6 +241,7 @@ async function renderLive(msg) {
     return null; // startBokehJS has shown the error
   }
   await readerPaused();
+  msg = await current(msg);
   performance.mark("kv-render-go");
   page.kv.lastInput = lastInput(); // tests/test_preview_browser.py: the render began after the reader's pause
   const docs_json = JSON.parse(msg.docs_json);
@@ -208,7 +254,7 @@ async function renderLive(msg) {
     }
   }
   const views = await embed(msg, docs_json);
-  return views ? handOver(msg, views) : null;
+  return views ? { views, seq: msg.seq || 0 } : null;
 }
 
 function mountPoints(container, rootIds, prefix) {
@@ -231,12 +277,14 @@ async function embed(msg, docs_json) {
   render_items[0].root_ids = root_ids;
   const slices = sliceRender(docs_json);
   holder.classList.add("kv-building");
+  holder.inert = true; // nothing of it is said or reached until it takes the preview's place
   try {
     const [views] = await globalThis.Bokeh.embed.embed_items(docs_json, render_items);
     await slices.done();
     return views;
   } catch (e) {
     holder.classList.remove("kv-building");
+    holder.inert = false;
     showError({ where: "BokehJS", message: String(e), failures: [] });
     return null;
   } finally {
@@ -244,8 +292,10 @@ async function embed(msg, docs_json) {
   }
 }
 
-function handOver(msg, views) {
-  const replay = endPreview(msg.seq || 0);
+// The live page in the preview's place, where the reader is (it holds their first `seq` actions): the
+// actions after them (kept for the model, and the animation if it runs), to replay.
+function handOver(seq) {
+  const replay = endPreview(seq);
   const active = document.activeElement;
   const focused = active && active.closest ? active.closest("#kv-snapshot [data-kv]") : null;
   const focusLabel = focused && (focused.dataset.kv === "play" ? says().play_label : focused.textContent.replace(/^\u2713 /, ""));
@@ -254,10 +304,13 @@ function handOver(msg, views) {
   const main = $("kv-main");
   main.insertBefore($("kv-loader"), main.firstChild); // errors after this show at the top
   $("kv-snapshot").remove();
+  const place = document.body.dataset.kvLiveState; // the live page's place, the preview's (app/components/a11y.js)
+  if (place) document.body.dataset.kvState = place;
   for (const fonts of document.querySelectorAll(".kv-fonts, #kv-fonts")) fonts.remove(); // the preview's (fonts.js)
   $("kv-live").classList.remove("kv-building");
+  $("kv-live").inert = false;
   if (focusLabel) focusLive(focusLabel);
-  return { views, replay };
+  return replay;
 }
 
 // The live page is linked to Python's (`link`): ready.

@@ -42,7 +42,12 @@ import { startCourse } from "./course.js";
 // The preview of the URL's state in place, its note said, the speed the URL's.
 function settlePreview(holder) {
   const speed = holder.querySelector(".speed b");
-  if (speed && page.query.speed !== page.cfg.query.params.speed.default) speed.textContent = String(page.query.speed);
+  const rule = page.cfg.query.params.speed;
+  if (speed && page.query.speed !== rule.default) {
+    speed.textContent = String(page.query.speed);
+    const [low, high] = rule.bounds; // the slider's thumb there (app/figure/snapshot.css)
+    holder.querySelector(".speed i").style.setProperty("--at", String((page.query.speed - low) / (high - low)));
+  }
   setText($("kv-note"), previewNote(TEXT, page.preview, page.query));
   document.documentElement.classList.remove("kv-swap");
 }

@@ -30,7 +30,7 @@ export const pv = {
   kept: false, // an action only the model answers is waiting: the ones after it wait too
   wanted: false, // the reader asked for what only the live page has (a section, the speed)
   seq: 0, // actions so far that changed the page's state
-  log: [], // [{seq, cmd, kept}]
+  log: [], // [{seq, cmd, query}] (query: the state it moved to), or [{seq, cmd, kept: true}]
   shown: 0, // actions drawn
   done: false, // the live page took over
 };
