@@ -118,6 +118,7 @@ def test_costly_switches_make_the_last_value_asked_within_a_share(gpt):
     scheduler, pending values collapse to the last, and once a session has spent its credit the next
     switch waits for its share of the server (app/state/session.py)."""
     session = Session(gpt, Settings(lang="es"))
+    session.GAP = 0  # the gap between any sessions' costly work: the turns' test
     calls = []
     session.schedule = lambda seconds, fn: calls.append((seconds, fn))
     for lang in ("en", "pt", "en", "pt"):
@@ -161,14 +162,22 @@ def test_a_language_switch_relabels_the_sections_in_turns(gpt):
     where = {"where": tr("pt", "where_browser"), "where_mine": "", "where_start": ""}
     pt = [tr("pt", s.title_key, **where) for s in view.sections]
     assert titles() == es
-    credit, turns = session.credit, 0
+    from app.state import session as server
+
+    credit, turns, waited = session.credit, 0, 0
     while calls:
         seconds, turn = calls.pop(0)
-        assert seconds == 0 and calls == []  # one turn asked at a time: the next after this one
+        assert seconds == (0 if turns == 0 else Session.GAP) and calls == []  # one turn at a time, GAP apart
         turn()
+        if len(session.turns) == len(pt) - turns:  # too early: GAP after any session's costly work
+            assert calls == [(pytest.approx(Session.GAP, abs=0.005), turn)]
+            calls.pop()
+            server._last_costly -= Session.GAP  # the time has passed
+            turn()
+            waited += 1
         turns += 1
         assert titles()[:turns] == pt[:turns] and titles()[turns:] == es[turns:]
-    assert turns == len(view.sections) and session.turns == {}
+    assert turns == len(view.sections) and session.turns == {} and waited == turns - 1
     assert session.credit < credit
 
 
@@ -177,6 +186,7 @@ def test_two_costly_switches_asked_together_are_made_together(gpt):
     gives a watcher of several names every change of one update at once), and the widgets' side
     shows both."""
     session = Session(gpt, Settings(lang="es"))
+    session.GAP = 0  # the gap between any sessions' costly work: the turns' test
     calls = []
     session.schedule = lambda seconds, fn: calls.append((seconds, fn))
     session.asked.lang, session.asked.kv_heads = "en", 2

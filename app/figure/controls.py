@@ -201,8 +201,11 @@ class Controls(Part):
             if done[-1] is False:  # the error: the animation stops there
                 self.set_playing(False)
         self.pending = todo
-        if todo:
-            defer(self.drain)
+        if todo:  # the rest at a later tick; on a shared server GAP later, other readers' messages first
+            if self.session.on_server:
+                later(round(self.session.GAP * 1000), self.drain)
+            else:
+                defer(self.drain)
             return
         self.draining = False
         self.said_after(last)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 
 import panel as pn
@@ -103,6 +104,10 @@ class MeasuringSection(Section):
     cancellable between parts. `new_lab()` makes the measurement (an app/sections/stepwise.py Stepwise);
     `render()` shows it; `runs` counts the runs started (tests wait for theirs)."""
 
+    # On a server all readers share, a run's table is drawn again at most this often (seconds) while it
+    # measures, and at its end; the progress bar moves at every part. On the reader's machine: every part.
+    SHOWN_EVERY = 0.25
+
     def measure_controls(self):
         """The run and cancel buttons and the progress bar, in one row."""
         self.lab = None
@@ -157,11 +162,14 @@ class MeasuringSection(Section):
             self.run_button.disabled, self.cancel_button.disabled = True, False
             self.progress.max, self.progress.value, self.progress.visible = lab.total, 0, True
             self.show()
+        shown = time.monotonic()
         try:
             while await off_the_loop(lab.advance):
                 with pn.io.unlocked():
                     self.progress.value = lab.done
-                    self.show()
+                    if time.monotonic() - shown >= (self.SHOWN_EVERY if self.session.on_server else 0):
+                        self.show()
+                        shown = time.monotonic()
                 await asyncio.sleep(0.01)  # the browser's messages (Cancel) get in here
         finally:
             with pn.io.unlocked():

@@ -26,6 +26,15 @@ def run_now(_seconds: float, fn) -> None:
     fn()
 
 
+# When the last costly piece of work of any session on this server ended (time.monotonic)
+_last_costly = -1e9
+
+
+def _costly_done() -> None:
+    global _last_costly
+    _last_costly = time.monotonic()
+
+
 class Session(param.Parameterized):
     revision = param.Integer(default=0, doc="Bumped after every change of what the page shows.")
     clock = param.Integer(default=0, doc="Bumped when a clock measurement is ready.")
@@ -33,6 +42,7 @@ class Session(param.Parameterized):
     model = param.Integer(default=0, doc="Bumped when the model or the cache's format changes (views rebuild).")
 
     SHARE = 0.03  # of the server's time one session's costly switches take, over time
+    GAP = 0.02  # seconds of the server's loop left to other messages between two costly pieces of work
     BURST = 1.0  # seconds of costly switches a session may spend at once
 
     def __init__(self, gpt, settings: Settings | None = None, **params):
@@ -171,20 +181,28 @@ class Session(param.Parameterized):
     def switch(self) -> None:
         """The costly switches asked since the last one, at once (each setting to the last value asked),
         once the session has the credit: a flood of switches takes SHARE of the server, at most."""
-        wait = self._wait()
+        wait = max(self._wait(), self._gap())
         if wait > 0 and self.schedule is not run_now:  # run_now: the reader's own machine, or a test
             self.schedule(wait, self.switch)
             return
         changes = {n: v for n, v in self.wanted.items() if getattr(self.settings, n) != v}
         self.wanted, self.switching = {}, False
         start = time.perf_counter()
-        self.settings.param.update(**changes)
-        self.credit -= time.perf_counter() - start
+        try:
+            self.settings.param.update(**changes)
+        finally:
+            self.credit -= time.perf_counter() - start
+            _costly_done()
+
+    def _gap(self) -> float:
+        """Seconds until any session's costly work may run again on this server: GAP after the last
+        one ended, whoever's it was (the messages that came meanwhile are handled first)."""
+        return max(0.0, _last_costly + self.GAP - time.monotonic())
 
     def in_turns(self, job) -> None:
         """Run `job` after the switch that asked for it: at once on the reader's own machine (run_now);
-        on a shared server at a tick of its own, after the jobs asked before it, so that every other
-        reader's message is handled between two of them. A job asked again before its turn runs once;
+        on a shared server at a tick of its own, after the jobs asked before it and GAP after any
+        session's last costly work, so that every other reader's message is handled between two. A job asked again before its turn runs once;
         its time is charged to the session's credit like the switch's."""
         if self.schedule is run_now:
             job()
@@ -194,6 +212,10 @@ class Session(param.Parameterized):
             self.schedule(0, self._turn)
 
     def _turn(self) -> None:
+        wait = self._gap()
+        if wait > 0:
+            self.schedule(wait, self._turn)
+            return
         job = next(iter(self.turns))
         start = time.perf_counter()
         try:
@@ -201,8 +223,9 @@ class Session(param.Parameterized):
         finally:
             del self.turns[job]
             self.credit -= time.perf_counter() - start
+            _costly_done()
             if self.turns:
-                self.schedule(0, self._turn)
+                self.schedule(self.GAP, self._turn)
 
     def _rebuilt(self, *_):
         """Another checkpoint (shared K/V heads) or another cache format: the text so far stays, read
