@@ -510,6 +510,42 @@ def open_all_sections(page) -> int:
     return opened
 
 
+class Finger:
+    """A finger on a page's touch screen (Chromium's input over CDP), at points of the viewport."""
+
+    def __init__(self, cdp):
+        self.cdp = cdp
+
+    def __call__(self, x: float, y: float) -> None:
+        """A tap."""
+        self.cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        self.cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+    def swipe_up(self, x: float, y: float, distance: float, moves: int = 20) -> None:
+        """A swipe from (x, y) `distance` px up (what scrolls a page down): the finger down, `moves` moves, up."""
+        touch = self.cdp.send
+        touch("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        for i in range(1, moves + 1):
+            touch(
+                "Input.dispatchTouchEvent",
+                {"type": "touchMove", "touchPoints": [{"x": x, "y": y - distance * i / moves}]},
+            )
+        touch("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
+@contextlib.contextmanager
+def touch_screen(page):
+    """The page as on a touch screen (Chromium's touch emulation: a coarse pointer, touch events), then
+    back to a mouse's pointer; yields a Finger: tap(x, y), tap.swipe_up(x, y, distance)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    try:
+        yield Finger(cdp)
+    finally:
+        cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        cdp.detach()
+
+
 def overflow(page_or_frame) -> dict:
     """What sticks out sideways (tests/js/overflow.js): {pageWidth, viewport, outside, cut}."""
     return page_or_frame.evaluate((ROOT / "tests" / "js" / "overflow.js").read_text(encoding="utf-8"))

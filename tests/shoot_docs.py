@@ -4,6 +4,9 @@
 
 - docs/embed-360.png, docs/embed-1280.png: a course page of another origin with the documented
   snippet (tests/hosting.py), at 360 and 1280 px, once the explorable is live;
+- docs/embed-mkdocs-360.png: a site of MkDocs Material's default theme with the snippet alone, on a
+  phone, scrolled to the bars (the control bar under the site's header); docs/embed-noscript-360.png:
+  the snippet without its script on a phone, the course page's first screen;
 - docs/phone-es.png, docs/phone-en.png, docs/phone-pt.png: the page alone at 360 px, at t = 64
   without the cache, with every section open;
 - docs/dark-laptop.png, docs/dark-phone.png: the same on a dark system (1280 x 1560; 360 x 2400, the
@@ -70,6 +73,42 @@ def shoot_course_page(browser, site, width: int, height: int, dark: bool = False
         frame.wait_for_function("document.fonts.status === 'loaded'")
         for _ in range(3):  # the frame's compositor paints what the taller viewport shows: a few frames
             frame.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        page.screenshot(path=str(out))
+        page.context.close()
+        small(out)
+
+
+def shoot_mkdocs_phone(browser, site) -> None:
+    """docs/embed-mkdocs-360.png: MkDocs Material's default theme with the snippet alone, on a phone,
+    scrolled until the cost bars end at the screen's bottom: the control bar right under the header."""
+    with course_page(site, "?lang=es&embed=1&t=20", mkdocs=True) as url:
+        page, _ = open_page(browser, url, width=360, height=740)
+        frame = explorable(page)
+        frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        frame.wait_for_function("document.documentElement.dataset.frame === 'fitted'", timeout=30000)
+        bars = frame.locator(".kv-bars").first.bounding_box()
+        page.evaluate("(dy) => window.scrollBy(0, dy)", bars["y"] + bars["height"] - 740 + 4)
+        frame.wait_for_function("parseInt(document.documentElement.style.getPropertyValue('--kv-host-top')) > 0")
+        frame.wait_for_function("document.fonts.status === 'loaded'")
+        frame.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        # the header's title turns to the page's as it scrolls away: once that transition has ended
+        page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')")
+        out = DOCS / "embed-mkdocs-360.png"
+        page.screenshot(path=str(out))
+        page.context.close()
+        small(out)
+
+
+def shoot_noscript_phone(browser, site) -> None:
+    """docs/embed-noscript-360.png: the snippet without its script (an LMS that strips scripts) on a
+    phone, the course page's first screen: the frame's note and its link to the full page."""
+    with course_page(site, "?lang=es&embed=1", script=False) as url:
+        page, _ = open_page(browser, url, width=360, height=740)
+        frame = explorable(page)
+        frame.wait_for_selector("body[data-ready='true']", timeout=120000)
+        frame.wait_for_function("document.documentElement.dataset.frame === 'fixed'", timeout=30000)
+        frame.wait_for_function("document.fonts.status === 'loaded'")
+        out = DOCS / "embed-noscript-360.png"
         page.screenshot(path=str(out))
         page.context.close()
         small(out)
@@ -146,6 +185,8 @@ def main(argv=None) -> int:
         shoot_course_page(browser, site, 360, 740)
         shoot_course_page(browser, site, 1280, 800)
         shoot_course_page(browser, site, 1280, 800, dark=True)
+        shoot_mkdocs_phone(browser, site)
+        shoot_noscript_phone(browser, site)
         with serve(site) as base:
             shoot_laptop(browser, base)
             shoot_laptop(browser, base, dark=True)

@@ -10,12 +10,26 @@ Headless Debian Chromium driven by Playwright; screenshots go to test-output/.
 
 from __future__ import annotations
 
-import pytest
+import re
 
+import pytest
+from playwright.sync_api import expect
+
+from app.i18n import tr
 from app.sections.continuous.logic import chapter_rows
 from app.state import clock
 from tests.axe import violations
-from tests.browser import chromium_missing, errors, foreign, measure, open_card, shot, text_of
+from tests.browser import (
+    chromium_missing,
+    errors,
+    foreign,
+    measure,
+    open_card,
+    shot,
+    switch_language,
+    text_of,
+    touch_screen,
+)
 from tests.test_a11y_browser import assert_fits
 from tests.test_beyond_browser import page_modules, static
 
@@ -126,3 +140,58 @@ def test_continuous_batching_in_the_browser(sections_page, app_url):
     assert found == [], found
     assert_fits(page, f"continuous {'static' if static(app_url) else 'served'}")
     assert errors(page) == [] and foreign(requests) == []
+
+
+# where a touch's click lands, for a mouse to go to the same point
+TAPPED_AT = """() => document.addEventListener('click', (e) => {
+  if (e.pointerType === 'touch') window.kvTappedAt = [e.clientX, e.clientY];
+}, true)"""
+CELL = re.compile(r"^(paso|step|passo) \d+, (lugar|slot) \d+: ")
+TAP = {
+    "es": "Toca una casilla para ver qué hace.",
+    "en": "Tap a cell to see what it does.",
+    "pt": "Toque numa célula para ver o que faz.",
+}
+
+
+@pytest.mark.static_only
+def test_a_tap_shows_what_a_hover_shows(sections_page, app_url):
+    """On a touch screen the slots' picture says to tap a cell (es, en, pt) and a tap on one shows the words
+    a mouse's hover shows there ("paso 11, lugar 1: petición 1, decodifica")."""
+    page = sections_page.place(width=360, height=740)
+    page.get_by_role("button", name=TITLE["es"], exact=True).click()
+    head = page.locator("[data-testid=continuous-counts-static]")
+    head.wait_for(timeout=120000)
+    with touch_screen(page) as tap:
+        for lang in ("es", "en", "pt"):
+            switch_language(page, lang)
+            expect(page.locator("[data-testid=continuous-tap]")).to_have_text(TAP[lang])
+            expect(page.locator(".on-mouse", has_text=tr(lang, "cb_gantt_hover"))).to_be_hidden()
+        switch_language(page, "es")
+        figure = page.locator(".bk-events").filter(visible=True)
+        head.scroll_into_view_if_needed()
+        below = head.bounding_box()["y"]
+        picture = next(f for f in figure.all() if (f.bounding_box() or {"y": below})["y"] > below)
+        box = picture.bounding_box()
+        tip = page.get_by_text(CELL).filter(visible=True)
+        page.evaluate(TAPPED_AT)
+        x = box["x"] + box["width"] / 2
+        for share in (0.3, 0.4, 0.5, 0.6):  # a point on a cell, not between two rows of them
+            y = box["y"] + box["height"] * share
+            tap(x, y)
+            try:
+                expect(tip).to_have_count(1, timeout=2000)
+                break
+            except AssertionError:
+                continue
+        expect(tip).to_have_count(1)
+        tapped = tip.inner_text()
+        shot(page, "continuous-tap-360", full_page=False)
+    expect(page.locator(".on-mouse", has_text=tr("es", "cb_gantt_hover"))).to_be_visible()
+    x, y = page.evaluate("window.kvTappedAt")  # where the finger's click landed (the browser may adjust it)
+    now = picture.bounding_box()  # the words for a mouse differ from a finger's: what is below them moved
+    x, y = x - box["x"] + now["x"], y - box["y"] + now["y"]
+    page.mouse.move(x, y + 3)
+    page.mouse.move(x, y)  # a mouse at the same point: the same words
+    expect(page.get_by_text(CELL).filter(visible=True)).to_have_text(tapped)
+    assert errors(page) == []

@@ -13,6 +13,7 @@ Needs the compiled Pyodide wheels (the static site) and Chromium; skips with the
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from app.sections import SECTIONS
 from tests.browser import (
@@ -27,6 +28,7 @@ from tests.browser import (
     put,
     shot,
     switch_language,
+    touch_screen,
     wait_t,
 )
 from tests.hosting import SRC_BASE, course_page, explorable, snippet
@@ -169,18 +171,54 @@ def test_nothing_sideways_in_the_frame(site, browser):
 
 def test_a_host_without_script_gets_a_visible_scroll_and_a_link(site, browser):
     """An LMS that strips <script> keeps the frame at its 2000 px: the page finds that no host fitted
-    it, shows that it scrolls (the line at its bottom, until the reader is there) and links the full
-    page; the bar still sticks inside the frame. On a phone, then on a laptop."""
+    it, says so on the frame's first screen with a link to the full page, shows that it scrolls (the line
+    at its bottom, until the reader is there); the bar still sticks inside the frame. On a phone (where a
+    swipe past the frame's end scrolls the course page), then on a laptop."""
     with course_page(site, "?lang=es&embed=1", script=False) as url:
-        page, _ = open_page(browser, url, width=360, height=800)
+        page, _ = open_page(browser, url, width=360, height=740)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
         for width in (360, 1280):
-            page.set_viewport_size({"width": width, "height": 800})
-            page.evaluate("window.scrollTo(0, 0)")
-            frame.evaluate("window.scrollTo(0, 0)")
+            height = 740 if width < 1000 else 800
+            page.set_viewport_size({"width": width, "height": height})
             put(frame)
+            page.evaluate("window.scrollTo(0, 0)")  # the first screen: the course page's, the frame's
+            frame.evaluate("window.scrollTo(0, 0)")
+            first_screen_says_so(page, frame, height)
             without_script(page, frame, width)
+            if width == 360:
+                a_swipe_past_the_end_scrolls_the_course_page(page, frame)
+
+
+def first_screen_says_so(page, frame, height: int) -> None:
+    """The note at the frame's top: on the course page's first screen, with the link to the page alone."""
+    frame.wait_for_function("document.documentElement.dataset.frame === 'fixed'", timeout=20000)
+    note = frame.locator("#kv-frame-note")
+    expect(note).to_contain_text("Esta figura se desplaza dentro de su recuadro")
+    box = note.bounding_box()  # in the course page's viewport
+    assert box["y"] >= 0 and box["y"] + box["height"] <= height / 2, box
+    link = note.get_by_role("link", name="Abrir la página completa ↗")
+    href = link.get_attribute("href")
+    assert link.get_attribute("target") == "_blank" and "embed" not in href and "lang=es" in href
+    shot(page, f"embed-noscript-first-{page.viewport_size['width']}", full_page=False)
+
+
+def a_swipe_past_the_end_scrolls_the_course_page(page, frame) -> None:
+    """Nothing contains the frame's scroll: at its end, a swipe on it scrolls the course page on."""
+    assert frame.evaluate("getComputedStyle(document.documentElement).overscrollBehaviorY") == "auto"
+    page.evaluate("window.scrollTo(0, 0)")
+    frame.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    box = page.locator("iframe.kv-explorable").bounding_box()
+    with touch_screen(page) as finger:
+        finger.swipe_up(box["x"] + box["width"] / 2, 500, 300)
+    page.wait_for_function("window.scrollY > 100", timeout=5000)
+
+
+AT_THE_END_THE_CUE_HIDES = """() => {
+  window.scrollTo(0, document.documentElement.scrollHeight);
+  const cue = document.getElementById('kv-frame-cue');
+  return cue.classList.contains('kv-at-end') && getComputedStyle(cue.querySelector('.kv-frame-more')).visibility === 'hidden';
+}"""
 
 
 def without_script(page, frame, width: int) -> None:
@@ -202,9 +240,8 @@ def without_script(page, frame, width: int) -> None:
     assert "t=3" in link.get_attribute("href") and "embed" not in link.get_attribute("href")
     page.evaluate("window.scrollTo(0, 1400)")
     shot(page, f"embed-noscript-{width}")
-    frame.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-    frame.wait_for_function("document.getElementById('kv-frame-cue').classList.contains('kv-at-end')")
-    assert more.evaluate("(el) => getComputedStyle(el).visibility") == "hidden"
+    # at the end (kept there: the step's clock may still make the page grow), the line's words hide
+    frame.wait_for_function(AT_THE_END_THE_CUE_HIDES)
     # the last thing on the page is above the cue, not under it
     last = frame.evaluate(
         "(() => { const m = document.getElementById('kv-main'); const r = m.getBoundingClientRect();"
@@ -219,10 +256,12 @@ STEP = {"es": "Avanzar", "en": "Step", "pt": "Avançar"}
 
 def test_the_bar_stays_in_view_in_a_fitted_frame(site, browser):
     """A frame as tall as its content never scrolls: the course page does, and its script tells the
-    page where the screen begins. With the bars at the bottom of the course page's screen, the step
-    button is on screen above them and a click there (no scrolling) steps: at 320 px in Spanish, 360 in
-    English, 390 in Portuguese and 1280 in Spanish."""
-    with course_page(site, "?lang=es&embed=1&t=20") as url:
+    page where the screen begins, below the page's own sticky header. On a site built with MkDocs
+    Material's default theme, the snippet alone pasted in it (no CSS of the author's): with the bars at
+    the bottom of the course page's screen, the control bar is right under the site's header, the step
+    button is on screen above the bars and a click there (no scrolling) steps: at 320 px in Spanish, 360
+    in English, 390 in Portuguese and 1280 in Spanish."""
+    with course_page(site, "?lang=es&embed=1&t=20", mkdocs=True) as url:
         page, _ = open_page(browser, url, width=320, height=740)
         frame = explorable(page)
         frame.wait_for_selector("body[data-ready='true']", timeout=120000)
@@ -251,6 +290,9 @@ def bar_in_view(page, frame, width: int, height: int, lang: str) -> None:
     assert box["y"] >= 0 and box["y"] + box["height"] <= height, box  # the thumb's button, on screen
     bar = frame.locator(".kv-bar").first.bounding_box()
     assert bar["y"] + bar["height"] <= bars["y"] + 1, (bar, bars)  # hiding none of the bars
+    header = page.locator(".md-header").bounding_box()  # the course site's, stuck at the top
+    assert header["y"] == 0 and header["height"] > 40, header
+    assert header["height"] - 1 <= bar["y"] <= header["height"] + 8, (bar, header)  # right under it
     page.mouse.click(*box_centre(box))
     wait_t(frame, 21)
     assert page.evaluate("window.scrollY") == scrolled  # nothing had to scroll

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app.i18n import num, tr
-from tests.browser import chromium_missing, errors, grid_range, open_card, shot, wait_grid_end, wait_t
+from tests.browser import chromium_missing, current_t, errors, grid_range, open_card, shot, wait_grid_end, wait_t
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
 
@@ -315,4 +315,40 @@ def test_a_phone_sees_the_newest_positions_of_the_cache_zoomed(live, app_url, wi
         first, last, frame = grid_range(page)
         assert (first, last) == (0.5, 64.5) and frame / 64 >= 12, (first, last, frame)
         expect(strip).to_be_hidden()
+    assert errors(page) == []
+
+
+CUT = "(el) => el.scrollHeight > el.clientHeight + 1"  # the line holds less than its text
+# the line whole, on top of what it covers, while it has the focus
+WHOLE = """(el) => {
+  const r = el.getBoundingClientRect();
+  const top = el.getRootNode().elementFromPoint(r.left + r.width / 2, r.bottom - 4);
+  return el.getRootNode().activeElement === el && el.scrollHeight <= el.clientHeight + 1 && top === el;
+}"""
+
+
+@pytest.mark.static_only
+def test_a_line_cut_short_is_whole_at_a_tap(live, app_url):
+    """After Paso atrás the bar's line says more than its two lines hold (the key sentence last): on a phone's
+    touch screen a tap on it shows it whole, over the figure, the bar keeping its height; a tap elsewhere
+    cuts it again. In Spanish, English and Portuguese."""
+    from tests.browser import box_centre, touch_screen
+
+    for lang in ("es", "en", "pt"):
+        page = live.place(lang=lang, t=10, width=360, height=740)
+        page.get_by_role("button", name=tr(lang, "back"), exact=True).click()
+        wait_t(page, 9)
+        said = page.locator("[data-testid=said]")
+        expect(said).to_have_text(tr(lang, "live_back", t=9))
+        line = said.element_handle()
+        assert line.evaluate(CUT), lang
+        bar = page.locator(".kv-bar").first.bounding_box()
+        with touch_screen(page) as tap:
+            tap(*box_centre(said.bounding_box()))
+            page.wait_for_function(WHOLE, arg=line, timeout=5000)
+            assert page.locator(".kv-bar").first.bounding_box() == bar  # nothing below it moved
+            shot(page, f"said-whole-{lang}-360", full_page=False)
+            tap(*box_centre(page.locator("[data-testid=bar-t]").bounding_box()))  # a tap on no control
+            page.wait_for_function(f"(el) => el.getRootNode().activeElement !== el && ({CUT})(el)", arg=line)
+        assert current_t(page) == 9
     assert errors(page) == []

@@ -91,6 +91,22 @@ if (!window.__kvKeyboardInUse) {
     html.removeProperty('--kv-keys-said');
   }, true);
 }
+// A tap on a figure shows what a hover shows: BokehJS's hover tool answers a pointer's moves, and a touch
+// that does not move makes none, so the tap's click is passed to the figure's event layer as a move there
+// (after the touch has left it; `view` gives it the page's coordinates BokehJS reads); its tooltip stays
+// until the next touch.
+if (!window.__kvTapHover) {
+  window.__kvTapHover = true;
+  document.addEventListener('click', (event) => {
+    if (event.pointerType !== 'touch' && event.pointerType !== 'pen') return;
+    const target = event.composedPath ? event.composedPath()[0] : event.target;
+    if (!target || !target.classList || !target.classList.contains('bk-events')) return;
+    target.dispatchEvent(new PointerEvent('pointermove', {
+      bubbles: true, composed: true, isPrimary: true, pointerType: 'mouse', view: window,
+      clientX: event.clientX, clientY: event.clientY,
+    }));
+  }, true);
+}
 // @script watch_roots
 // Every shadow root of the page, now and later, is watched: for Bokeh's number inputs, which draw
 // two unnamed arrow buttons beside the field (the field itself takes ArrowUp/ArrowDown, so the

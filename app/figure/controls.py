@@ -122,9 +122,11 @@ class Controls(Part):
         self.draw_status()
 
     def draw_status(self):
+        """The bar's line: two lines at most, whole in the title (a mouse), and whole over the figure
+        while it has the focus (a tap or Tab: app/style/bar.css)."""
         text, kind = self.said if self.said[0] else self.state_said()
         self.status.object = (
-            f"<div class='kv-status'><p class='said {kind}' data-testid='said' title='{esc(text)}'>"
+            f"<div class='kv-status'><p class='said {kind}' data-testid='said' tabindex='0' title='{esc(text)}'>"
             f"{esc(text)}</p><p class='hint' data-testid='keys-hint'>{esc(self.tr('keys_hint'))}</p>"
             "</div>"
         )

@@ -88,9 +88,10 @@ const zoomed = window.matchMedia(media).matches
 const t = n - (future.data.w.length ? future.data.w[0] : 0)
 const last = Math.max(size, t), first = last - size + 1
 const [start, end] = zoomed ? [first - 0.5, last + 0.5] : [0.5, n + 0.5]
-if (x_range.start !== start || x_range.end !== end) x_range.setv({start, end})
+// the view's zoom is the browser's alone: never sent to Python, which reads neither
+if (x_range.start !== start || x_range.end !== end) x_range.setv({start, end}, {sync: false})
 const want = zoomed ? fine : coarse
-if (String(ticker.ticks) !== String(want)) ticker.ticks = want
+if (String(ticker.ticks) !== String(want)) ticker.setv({ticks: want}, {sync: false})
 """
 
 

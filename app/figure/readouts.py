@@ -261,7 +261,7 @@ class DataTable(Part):
         return f"<h3>{esc(title)}</h3>" + scroll_region(
             title,
             (
-                f"<table class='data' data-testid='reads-table'><thead><tr><th></th>{head}</tr></thead>"
+                f"<table class='data' data-testid='reads-table'><thead><tr><td></td>{head}</tr></thead>"
                 f"<tbody>{rows}</tbody></table>"
             ),
         )

@@ -60,10 +60,14 @@ function fullPageLink() {
   return link;
 }
 
-// In a frame of fixed height: a scroll bar that stays, and a line at the frame's bottom saying there
-// is more below (until the reader gets there) with a link that opens the page alone, in a new tab.
+// In a frame of fixed height: at its top (the first screen a reader sees of it) a note that it scrolls
+// inside, that the course page goes on past its end, and a link that opens the page alone, in a new tab;
+// a scroll bar that stays; and a line at the frame's bottom saying there is more below (until the reader
+// gets there), with the link again. Nothing contains the scroll: a swipe past the frame's end (or above
+// its top) scrolls the course page (static/style.css).
 function frameCue(on) {
   document.documentElement.classList.toggle("kv-fixed-frame", on);
+  frameNote(on);
   let cue = $("kv-frame-cue");
   if (!on) {
     if (cue) cue.hidden = true;
@@ -87,4 +91,23 @@ function frameCue(on) {
       .observe(cue);
   }
   cue.hidden = false;
+}
+
+// The note at the frame's top, the first thing in <main>: what it pushes down, the frame's scroll
+// follows (a reader already inside keeps their place).
+function frameNote(on) {
+  let note = $("kv-frame-note");
+  if (!note && !on) return;
+  if (!note) {
+    note = document.createElement("p");
+    note.id = "kv-frame-note";
+    note.setAttribute("role", "note");
+    note.append(TEXT.shell_frame_note + " ", fullPageLink());
+    note.hidden = true;
+    $("kv-main").prepend(note);
+  }
+  if (note.hidden === !on) return;
+  const before = note.offsetHeight;
+  note.hidden = !on;
+  if (window.scrollY > 0) window.scrollBy(0, note.offsetHeight - before);
 }

@@ -173,6 +173,7 @@ async function catchUp(seq) {
 function sendChange(jsdoc, event) {
   const worker = page.worker;
   if ((event.setter_id != null && event.setter_id == "py") || patching > 0) return;
+  if (event.sync === false) return; // the page's own script's change of the view alone (the grid's zoom)
   if (worker.busy) {
     // Everything waits in order (a click must not overtake the text typed before it); a newer
     // value of the same property replaces the older one.

@@ -111,15 +111,7 @@ class ContinuousSection(MeasuringSection):
         runs = self.served
         facts = window_facts(runs, self.n)
         self.intro.object = f"<p>{esc(tr('cb_intro'))}</p>"
-        note = tr(
-            "cb_gantt_note",
-            n=facts["n"],
-            slots=runs.schedules["static"].n_slots,
-            median=num(facts["median"], lang),
-            max=facts["max"],
-            total=facts["total"],
-        )
-        self.gantt_head.object = f"<h3>{esc(tr('cb_gantt_title'))}</h3><p>{esc(note)}</p>"
+        self.draw_head(facts)
         self.legend.object = (
             "<p class='legend-inline'>"
             + " ".join(
@@ -161,6 +153,24 @@ class ContinuousSection(MeasuringSection):
         )
         self.window_note.object = f"<p class='explain' data-testid='continuous-window-note'>{esc(note)}</p>"
         self.show()
+
+    def draw_head(self, facts: dict):
+        """The picture's heading and note, with how to see a cell's words: a hover with a mouse, a tap on
+        a touch screen (app/style/style.css shows the one for the screen in hand)."""
+        tr, runs = self.tr, self.served
+        note = tr(
+            "cb_gantt_note",
+            n=facts["n"],
+            slots=runs.schedules["static"].n_slots,
+            median=num(facts["median"], self.lang),
+            max=facts["max"],
+            total=facts["total"],
+        )
+        self.gantt_head.object = (
+            f"<h3>{esc(tr('cb_gantt_title'))}</h3><p>{esc(note)} "
+            f"<span class='on-mouse'>{esc(tr('cb_gantt_hover'))}</span>"
+            f"<span class='on-touch' data-testid='continuous-tap'>{esc(tr('cb_gantt_tap'))}</span></p>"
+        )
 
     # -- the slots over time ---------------------------------------------------------------------------
     def draw_gantt(self, policy: str):
