@@ -181,13 +181,12 @@ class RawSession:
 def labelled(models: dict, *keys: str) -> list[str]:
     """The ids of the buttons (and button groups) whose label is the app's text for one of `keys`, in
     any language (app/i18n), as Panel's server says it (its measuring buttons name the server)."""
+    from app.figure.parts import PLACES
     from app.i18n import LANGS, tr
-
-    served = {"where": "where_server", "where_mine": "where_mine_server", "where_start": "where_start_server"}
 
     def said(lang: str, key: str) -> str:
         text = tr(lang, key)  # a label's text, its fields unfilled
-        return text.format(**{f: tr(lang, k) for f, k in served.items()}) if "{where" in text else text
+        return text.format(**{f: tr(lang, keys[1]) for f, keys in PLACES.items()}) if "{where" in text else text
 
     texts = {said(lang, key) for lang in LANGS for key in keys}
     found = []

@@ -119,19 +119,17 @@ class OnSession:
 
     def where(self) -> dict:
         """Where the page's measurements run: the reader's browser on the static site, the server's
-        machine under Panel's server (session.on_server), in each form the texts use."""
-        lang = self.lang
-        if self.session.on_server:
-            return {
-                "where": tr(lang, "where_server"),
-                "where_mine": tr(lang, "where_mine_server"),
-                "where_start": tr(lang, "where_start_server"),
-            }
-        return {
-            "where": tr(lang, "where_browser"),
-            "where_mine": tr(lang, "where_mine_browser"),
-            "where_start": tr(lang, "where_start_browser"),
-        }
+        machine under Panel's server (session.on_server), in each form the texts use (PLACES)."""
+        side = 1 if self.session.on_server else 0
+        return {field: tr(self.lang, keys[side]) for field, keys in PLACES.items()}
+
+
+# The fields that say where the page measures, and their keys: (in the browser, on the server)
+PLACES = {
+    "where": ("where_browser", "where_server"),
+    "where_mine": ("where_mine_browser", "where_mine_server"),
+    "where_start": ("where_start_browser", "where_start_server"),
+}
 
 
 @functools.cache
