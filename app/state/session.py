@@ -202,8 +202,9 @@ class Session(param.Parameterized):
     def in_turns(self, job) -> None:
         """Run `job` after the switch that asked for it: at once on the reader's own machine (run_now);
         on a shared server at a tick of its own, after the jobs asked before it and GAP after any
-        session's last costly work, so that every other reader's message is handled between two. A job asked again before its turn runs once;
-        its time is charged to the session's credit like the switch's."""
+        session's last costly work, so that every other reader's message is handled between two. A
+        job asked again before its turn runs once; its time is charged to the session's credit like
+        the switch's."""
         if self.schedule is run_now:
             job()
             return
