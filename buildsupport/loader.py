@@ -41,8 +41,9 @@ class Loader:
     entry: str  # the modules' one file's URL
 
     def tags(self) -> str:
-        """index.html's module tag."""
-        return f'<script type="module" src="{html.escape(self.entry)}"></script>'
+        """index.html's module tag, fetched at a low priority: it runs once the page is parsed, so what the
+        first paint needs (the page, its stylesheet, the classic script) comes first."""
+        return f'<script type="module" src="{html.escape(self.entry)}" fetchpriority="low"></script>'
 
 
 def classic_script() -> bytes:
