@@ -181,10 +181,11 @@ def test_a_language_switch_relabels_the_sections_in_turns(gpt):
     assert session.credit < credit
 
 
-def test_two_costly_switches_asked_together_are_made_together(gpt):
-    """The language and the K/V heads asked before the switch runs: one update makes both (param
-    gives a watcher of several names every change of one update at once), and the widgets' side
-    shows both."""
+def test_two_costly_switches_asked_together_are_made_one_a_turn(gpt):
+    """The language and the K/V heads asked before the switch runs: on a shared server each at a turn
+    of its own (another reader's message is handled between two: the longest piece is one switch's,
+    not the sum), the language first; the widgets' side shows both. A reload's URL makes both in
+    one update (param gives a watcher of several names every change of one update at once)."""
     session = Session(gpt, Settings(lang="es"))
     session.GAP = 0  # the gap between any sessions' costly work: the turns' test
     calls = []
@@ -192,6 +193,10 @@ def test_two_costly_switches_asked_together_are_made_together(gpt):
     session.asked.lang, session.asked.kv_heads = "en", 2
     assert len(calls) == 1
     calls.pop()[1]()
+    assert (session.settings.lang, session.settings.kv_heads) == ("en", 4)
+    assert [s for s, _fn in calls] == [session.GAP]  # the K/V heads at the next turn
+    calls.pop()[1]()
     assert (session.settings.lang, session.settings.kv_heads) == ("en", 2) and session.ex.cfg.n_kv_heads == 2
+    assert (session.asked.lang, session.asked.kv_heads) == ("en", 2) and calls == []
     session.settings.param.update(lang="pt", kv_heads=1)  # a reload's URL: both at once
     assert (session.asked.lang, session.asked.kv_heads) == ("pt", 1) and calls == []

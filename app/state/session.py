@@ -179,14 +179,23 @@ class Session(param.Parameterized):
         return max(0.0, -self.credit / self.SHARE)
 
     def switch(self) -> None:
-        """The costly switches asked since the last one, at once (each setting to the last value asked),
-        once the session has the credit: a flood of switches takes SHARE of the server, at most."""
+        """The costly switches asked since the last one (each setting to the last value asked), once the
+        session has the credit: a flood of switches takes SHARE of the server, at most. On the reader's
+        own machine all at once; on a shared server one setting a turn, GAP after any session's last
+        costly work (the language and the K/V heads asked together are two pieces, not one twice as
+        long)."""
         wait = max(self._wait(), self._gap())
         if wait > 0 and self.schedule is not run_now:  # run_now: the reader's own machine, or a test
             self.schedule(wait, self.switch)
             return
         changes = {n: v for n, v in self.wanted.items() if getattr(self.settings, n) != v}
-        self.wanted, self.switching = {}, False
+        if self.schedule is not run_now and len(changes) > 1:
+            first = next(n for n in COSTLY if n in changes)
+            changes = {first: changes[first]}
+            del self.wanted[first]
+            self.schedule(self.GAP, self.switch)  # the others at their own turn
+        else:
+            self.wanted, self.switching = {}, False
         start = time.perf_counter()
         try:
             self.settings.param.update(**changes)
