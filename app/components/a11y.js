@@ -36,6 +36,7 @@ self.lang();
 self.theme();
 self.keep_focus();
 self.watch_roots();
+self.keep_bars();
 region.textContent = data.message;
 const media = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;
 data.reduced_motion = !!(media && media.matches);
@@ -188,3 +189,41 @@ if (!window.__kvRefocus) {
     if (next) next.focus({preventScroll: true});
   };
 }
+// @script keep_bars
+// The cost bars stay where the reader watches them while what is above them changes height (the text
+// takes a line more every few steps): the browser's own scroll anchoring does nothing here (Bokeh sets
+// the sizes of the panes above, which suspends it), so the page scrolls by what the bars moved, in the
+// frame they moved (a ResizeObserver's callback comes after layout, before paint). Only while the bars
+// are on the screen and the text's first line above it, and never against the reader's own scrolling
+// (the bars' place is taken again at every scroll).
+if (window.__kvKeepBars || !window.ResizeObserver) return;
+window.__kvKeepBars = true;
+const deep = (root, sel) => {
+  const hit = root.querySelector(sel);
+  if (hit) return hit;
+  for (const el of root.querySelectorAll('*')) {
+    const found = el.shadowRoot && deep(el.shadowRoot, sel);
+    if (found) return found;
+  }
+  return null;
+};
+const found = {};
+const get = (sel) => (found[sel] && found[sel].isConnected ? found[sel] : (found[sel] = deep(document, sel)));
+let last = null;  // the bars' top on the screen where the reader last saw them, if they are to stay there
+const take = () => {
+  const bars = get('.kv-bars'), first = get('.tpos');
+  if (!bars || !first) return (last = null);
+  const box = bars.getBoundingClientRect();
+  const onScreen = box.height > 0 && box.top >= 0 && box.top < window.innerHeight;
+  last = onScreen && first.getBoundingClientRect().top < 0 ? box.top : null;
+};
+new ResizeObserver(() => {
+  const bars = get('.kv-bars');
+  if (last !== null && bars) {
+    const moved = bars.getBoundingClientRect().top - last;
+    if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
+  }
+  take();
+}).observe(document.body);
+window.addEventListener('scroll', take, {passive: true});
+take();
