@@ -384,7 +384,10 @@ def test_the_loader_is_one_classic_script_and_one_module_by_their_hashed_names(k
     assert [a for a in scripts if "src=" not in a] == [' type="application/json" id="kv-config"']
     (boot,) = (dist / "assets").glob("boot.*.js")
     (entry,) = (dist / "assets").glob("loader.*.js")
-    assert scripts[1:] == [f' src="assets/{boot.name}"', f' type="module" src="assets/{entry.name}" fetchpriority="low"']
+    assert scripts[1:] == [
+        f' src="assets/{boot.name}"',
+        f' type="module" src="assets/{entry.name}" fetchpriority="low"',
+    ]
     assert '<script type="importmap"' not in page and "modulepreload" not in page
     assert sha256_file(entry).startswith(entry.name.split(".")[1])
     # the classic script: its files, in their order
