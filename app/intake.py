@@ -49,6 +49,7 @@ import param
 
 from . import serverlog
 from .serverlog import LINES_PER_SECOND, REFUSED, LogQuota, OneLine, quota_for, served  # noqa: F401
+from .state.session import message_seen
 
 log = logging.getLogger("app.intake")
 
@@ -474,7 +475,7 @@ def plain_error(self, message, text: str):
 
 
 locked_patch = None  # gated_patch under the document's lock (install)
-PACE = 3  # a session's patch that took the loop a while is answered after PACE times as long again
+PACE = 5  # a session's patch that took the loop a while is answered after PACE times as long again
 PACED_FROM = 0.01  # seconds: a reader's own patches take less, and are answered at once
 
 
@@ -484,7 +485,10 @@ async def paced_patch(self, message, connection):
     (Bokeh's client does; and the server reads a connection's messages one at a time), so one session's
     patches take at most 1 / (1 + PACE) of the loop, however large each is."""
     start = time.perf_counter()
-    reply = await locked_patch(self, message, connection)
+    try:
+        reply = await locked_patch(self, message, connection)
+    finally:
+        message_seen()  # the sessions' costly work waits for a pause in the messages (app/state/session.py)
     took = time.perf_counter() - start
     if took >= PACED_FROM:
         await asyncio.sleep(PACE * took)

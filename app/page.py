@@ -50,8 +50,12 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.advanced, self.table = AdvancedSettings(session), DataTable(session)
         self.more_heading = html_pane()
         self.sections = [section(self) for section in SECTIONS]
-        session.settings.param.watch(lambda _e: self.relabel(), "lang")
+        # another language: the page's own labels at once, <html lang> once every part and section has
+        # its new labels (on a shared server they take turns: Session.in_turns), so that the page says
+        # its language when all of it speaks it
+        session.settings.param.watch(lambda _e: (self.relabel(), session.in_turns(self.say_language)), "lang")
         self.relabel()
+        self.say_language()
         # The figure in a column of its own: the control bar sticks to the screen's top while the figure
         # is in view, and goes with it (app/style/bar.css). The error of the step past the window shows
         # under the bars, and says so on the bar's line: nothing above the bars moves. The bar comes
@@ -92,6 +96,8 @@ class Explorable(OnSession, pn.viewable.Viewer):
 
     def relabel(self):
         self.more_heading.object = f"<h2>{esc(self.tr('more_heading'))}</h2>"
+
+    def say_language(self):
         self.a11y.lang = self.lang
 
     def __panel__(self):

@@ -9,6 +9,7 @@ under /kv-runtime/ (the same pinned, hash-checked files the static site ships). 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -61,6 +62,10 @@ def serve(port: int = 5006, show: bool = True, cache: Path | None = None, pyodid
 
     intake.install()  # before the first request: its URL's arguments are checked too
     checkpoints.load_every()
+    # What the server holds before its first reader (modules, checkpoints) lives as long as it: out of
+    # the collector's full passes, which otherwise walk it again at every one.
+    gc.collect()
+    gc.freeze()
 
     print(f"serving the explorable at http://127.0.0.1:{port}/explorable  (Ctrl+C to stop)", flush=True)
     pn.serve(

@@ -139,10 +139,36 @@ def test_costly_switches_make_the_last_value_asked_within_a_share(gpt):
     assert session.asked.lang == "en" and calls == []
 
 
-def test_a_language_switch_relabels_the_sections_in_turns(gpt):
-    """On a shared server a language switch relabels the figure at once and each built section at a
-    turn of its own (another reader's message is handled between two turns); a section asked twice
-    before its turn is relabelled once; every turn's time is charged to the session's credit."""
+def test_costly_work_waits_for_a_pause_in_the_browsers_messages(gpt):
+    """On a shared server a costly switch runs GAP after the last message any browser sent (a reader
+    stepping is answered first), unless it has waited HOLD for such a pause: a flood of messages
+    delays it, never stops it."""
+    from app.state import session as server
+
+    session = Session(gpt, Settings(lang="es"))
+    calls = []
+    session.schedule = lambda seconds, fn: calls.append((seconds, fn))
+    server._last_costly = -1e9
+    try:
+        session.asked.lang = "en"
+        server.message_seen()  # another reader's message, just handled
+        calls.pop()[1]()
+        assert session.settings.lang == "es"
+        wait, switch = calls.pop()
+        assert 0 < wait <= Session.GAP
+        session.held_since -= Session.HOLD  # it has waited that long, the messages never pausing
+        server.message_seen()
+        switch()
+        assert session.settings.lang == "en" and session.held_since is None and calls == []
+    finally:
+        server._last_message = -1e9
+
+
+def test_a_language_switch_relabels_the_page_in_turns(gpt):
+    """On a shared server a language switch relabels the page's own labels at once, and each part of the
+    figure and each built section at a turn of its own (another reader's message is handled between
+    two turns), the sections in their order; a part asked twice before its turn is relabelled once;
+    every turn's time is charged to the session's credit."""
     from app.main import create_view
 
     view = create_view("?lang=es", gpt)
@@ -156,28 +182,36 @@ def test_a_language_switch_relabels_the_sections_in_turns(gpt):
     from app.i18n import tr
 
     assert tr("pt", "more_heading") in view.more_heading.object  # the page's own labels: at once
+    assert tr("es", "legend_prompt") in view.text.layout.object  # the figure's text: at its turn
     titles = lambda: [s.card.title for s in view.sections]  # noqa: E731
     where = {"where": tr("es", "where_browser"), "where_mine": "", "where_start": ""}
     es = [tr("es", s.title_key, **where) for s in view.sections]
     where = {"where": tr("pt", "where_browser"), "where_mine": "", "where_start": ""}
     pt = [tr("pt", s.title_key, **where) for s in view.sections]
     assert titles() == es
+    jobs = len(session.turns)
+    assert jobs - len(view.sections) >= 5  # the figure's parts, each a turn
     from app.state import session as server
 
-    credit, turns, waited = session.credit, 0, 0
+    credit, turns, waited, done = session.credit, 0, 0, 0
     while calls:
         seconds, turn = calls.pop(0)
         assert seconds == (0 if turns == 0 else Session.GAP) and calls == []  # one turn at a time, GAP apart
+        left = len(session.turns)
         turn()
-        if len(session.turns) == len(pt) - turns:  # too early: GAP after any session's costly work
+        if len(session.turns) == left:  # too early: GAP after any session's costly work
             assert calls == [(pytest.approx(Session.GAP, abs=0.005), turn)]
             calls.pop()
             server._last_costly -= Session.GAP  # the time has passed
             turn()
             waited += 1
         turns += 1
-        assert titles()[:turns] == pt[:turns] and titles()[turns:] == es[turns:]
-    assert turns == len(view.sections) and session.turns == {} and waited == turns - 1
+        now = titles()
+        k = sum(a == b for a, b in zip(now, pt))
+        assert now[:k] == pt[:k] and now[k:] == es[k:] and done <= k <= done + 1  # one section at most
+        done = k
+    assert turns == jobs and done == len(pt) and session.turns == {} and waited == turns - 1
+    assert tr("pt", "legend_prompt") in view.text.layout.object
     assert session.credit < credit
 
 

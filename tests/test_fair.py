@@ -42,3 +42,38 @@ def test_an_error_reaches_whoever_waits_and_the_queue_goes_on():
     with pytest.raises(ZeroDivisionError):
         failing.result(30)
     assert queue.submit("A", lambda: 2).result(30) == 2
+
+
+def test_a_part_starts_once_the_loop_has_run_what_it_had_ready():
+    """Under the server each part waits for the server's loop (`loop_idle`): a reader's message being
+    handled (here a callback busy for 0.3 s) finishes before a part starts beside it."""
+    import asyncio
+    import functools
+    import time
+
+    from app.state.fair import loop_idle
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        busy_until, busy = [], threading.Event()
+
+        def handling():
+            busy.set()
+            time.sleep(0.3)
+            busy_until.append(time.monotonic())
+
+        queue = FairQueue(before=functools.partial(loop_idle, loop))
+        loop.call_soon_threadsafe(handling)
+        assert busy.wait(30)
+        started = queue.submit("A", time.monotonic).result(30)
+        assert busy_until and started >= busy_until[0]
+        # a loop that never gets to it holds a part `timeout` seconds at most
+        loop.call_soon_threadsafe(time.sleep, 2)
+        t0 = time.monotonic()
+        loop_idle(loop, timeout=0.2)
+        assert time.monotonic() - t0 < 1.5
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)

@@ -79,17 +79,19 @@ async def off_the_loop(fn):
     in the server's one measuring thread (app/state/fair.py): the server's loop, which answers every
     session, takes the interpreter back every few milliseconds while it runs (a part of the speculative
     lab computes for almost 2 s; on the loop, every other reader would wait that long); parts run one at
-    a time, each session's in turn, so a reader's part waits for one part of each other reader at most.
-    In the reader's browser (Pyodide, no threads) it runs here: the reader's own machine, and the loop
+    a time, each session's in turn, so a reader's part waits for one part of each other reader at most,
+    and each starts once the loop has run what it had ready (a reader's message being handled does not
+    share the interpreter with a part started meanwhile). In the reader's browser (Pyodide, no threads) it runs here: the reader's own machine, and the loop
     yields between parts."""
     global _MEASURER
     doc = pn.state.curdoc
     if sys.platform == "emscripten" or doc is None or doc.session_context is None:
         return fn()
     if _MEASURER is None:
-        from ..state.fair import FairQueue
+        from ..state.fair import FairQueue, loop_idle
 
-        _MEASURER = FairQueue()
+        loop = asyncio.get_running_loop()  # the server's one loop, every session's
+        _MEASURER = FairQueue(before=functools.partial(loop_idle, loop))
     return await asyncio.wrap_future(_MEASURER.submit(doc.session_context.id, fn))
 
 
@@ -161,6 +163,11 @@ class Part(OnSession, pn.viewable.Viewer):
         self.relabel()
 
     def _relabel(self, _event):
+        """Another language: relabelled at once on the reader's own machine, at a turn of its own on a
+        shared server (Session.in_turns: the switch is then many short pieces, not one long one)."""
+        self.session.in_turns(self._relabel_now)
+
+    def _relabel_now(self):
         with self.session.dispatch():
             self.relabel()
 

@@ -13,12 +13,14 @@ from concurrent.futures import Future
 
 
 class FairQueue:
-    """`submit(key, fn)` -> a Future of fn(); one worker thread, one job at a time, the keys in turn."""
+    """`submit(key, fn)` -> a Future of fn(); one worker thread, one job at a time, the keys in turn;
+    `before()`, if given, runs before each job (the server waits there for its loop: `loop_idle`)."""
 
-    def __init__(self, name: str = "kv-measure"):
+    def __init__(self, name: str = "kv-measure", before=None):
         self.queues: dict[object, deque] = {}  # key -> its jobs waiting, in the order the keys' turns come
         self.ready = threading.Condition()
         self.name = name
+        self.before = before  # called before each job, in the worker thread (None: nothing)
         self.worker: threading.Thread | None = None
         self.running = 0  # jobs running now: never more than one
 
@@ -47,6 +49,8 @@ class FairQueue:
     def _work(self) -> None:
         while True:
             fn, future = self._next()
+            if self.before is not None:
+                self.before()
             if not future.set_running_or_notify_cancel():
                 continue
             self.running += 1
@@ -58,3 +62,11 @@ class FairQueue:
                 future.set_result(result)
             finally:
                 self.running -= 1
+
+
+def loop_idle(loop, timeout: float = 1.0) -> None:
+    """Wait, in another thread, until `loop` has run every callback it had ready (at most `timeout`
+    seconds): a job started then does not share the interpreter with a reader's message being handled."""
+    done = threading.Event()
+    loop.call_soon_threadsafe(done.set)
+    done.wait(timeout)

@@ -26,13 +26,21 @@ def run_now(_seconds: float, fn) -> None:
     fn()
 
 
-# When the last costly piece of work of any session on this server ended (time.monotonic)
+# When the last costly piece of work of any session on this server ended, and when the server last
+# handled a message from any browser (time.monotonic)
 _last_costly = -1e9
+_last_message = -1e9
 
 
 def _costly_done() -> None:
     global _last_costly
     _last_costly = time.monotonic()
+
+
+def message_seen() -> None:
+    """A browser's message was handled (app/intake.py): costly work waits for a pause in them."""
+    global _last_message
+    _last_message = time.monotonic()
 
 
 class Session(param.Parameterized):
@@ -43,7 +51,8 @@ class Session(param.Parameterized):
 
     SHARE = 0.03  # of the server's time one session's costly switches take, over time
     GAP = 0.02  # seconds of the server's loop left to other messages between two costly pieces of work
-    BURST = 1.0  # seconds of costly switches a session may spend at once
+    HOLD = 1.0  # seconds a costly piece waits at most for the browsers' messages to pause for GAP
+    BURST = 0.3  # seconds of costly switches a session may spend at once
 
     def __init__(self, gpt, settings: Settings | None = None, **params):
         super().__init__(**params)
@@ -67,6 +76,7 @@ class Session(param.Parameterized):
         self.wanted: dict = {}  # costly switches asked and not made yet: the last value of each
         self.credit, self.credit_at, self.switching = self.BURST, time.monotonic(), False
         self.turns: dict = {}  # work a switch left to do in turns (`in_turns`), in order, each job once
+        self.held_since: float | None = None  # when the costly piece due now first waited (`_gap`)
         if self.settings.kv_heads != 4 or self.settings.precision != "float64":
             self._rebuilt()
         self._changed()
@@ -204,9 +214,20 @@ class Session(param.Parameterized):
             _costly_done()
 
     def _gap(self) -> float:
-        """Seconds until any session's costly work may run again on this server: GAP after the last
-        one ended, whoever's it was (the messages that came meanwhile are handled first)."""
-        return max(0.0, _last_costly + self.GAP - time.monotonic())
+        """Seconds until this session's costly piece due now may run on this server: GAP after any
+        session's last one ended (the messages that came meanwhile are handled first), and GAP after
+        the last message any browser sent, unless it has waited HOLD for that already (a reader
+        stepping is answered before the floods' pieces; a flood of messages delays them, not stops
+        them). 0: it runs now, and the next piece waits afresh."""
+        now = time.monotonic()
+        if self.held_since is None:
+            self.held_since = now
+        due = _last_costly + self.GAP
+        if now - self.held_since < self.HOLD:
+            due = max(due, _last_message + self.GAP)
+        if due <= now:
+            self.held_since = None
+        return max(0.0, due - now)
 
     def in_turns(self, job) -> None:
         """Run `job` after the switch that asked for it: at once on the reader's own machine (run_now);
