@@ -22,6 +22,7 @@ import os
 import statistics
 import sys
 import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,15 @@ def step_times(page, state: dict, n: int | None = None, while_alive=None) -> lis
         state["t"] += 1
         times.append(page.evaluate(STEP_JS, state["t"]))
     return times
+
+
+def settled(page, state: dict, alone: list[float], within_s: float = 120) -> float:
+    """B's steps, five at a time, until five in a row are as fast as B alone (their p95 within 1.5x of
+    alone's): what sessions just opened still build at the server's ticks is done. The seconds it took."""
+    start = time.monotonic()
+    while time.monotonic() - start < within_s and p95(step_times(page, state, 5)) > 1.5 * p95(alone):
+        pass
+    return time.monotonic() - start
 
 
 def p95(times: list[float]) -> float:
@@ -131,6 +141,7 @@ def main(argv=None) -> int:
         opened = [open_every_section(s) for s in sessions]
         for s in sessions:
             s.ready()
+        settling = settled(b, state, alone)
         before_floods = step_times(b, state, args.steps)  # three sessions open, idle
         flooded, rounds = while_running(floods, list(zip(sessions, opened)), b, state, args.steps)
         for s in sessions:
@@ -144,7 +155,7 @@ def main(argv=None) -> int:
     print(line("reader A forges the batch size to 30,000", forged, alone))
     print(line("B alone, before the clicks", before_clicks, before_clicks))
     print(line(f"one session sends 2,000 valid clicks a message ({sent[0]} messages)", clicked, before_clicks))
-    print(line("B alone, three sessions open, idle", before_floods, before_floods))
+    print(line(f"B alone, three sessions open, idle (settled in {settling:.0f} s)", before_floods, before_floods))
     print(line(f"three sessions flood valid values ({sum(rounds)} rounds)", flooded, before_floods))
     print(f"\nserver memory: {memory:.0f} MB before, {memory + grown:.0f} MB after ({grown:+.0f} MB)")
     return 0
