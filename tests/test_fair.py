@@ -69,11 +69,12 @@ def test_a_part_starts_once_the_loop_has_run_what_it_had_ready():
         assert busy.wait(30)
         started = queue.submit("A", time.monotonic).result(30)
         assert busy_until and started >= busy_until[0]
-        # a loop that never gets to it holds a part `timeout` seconds at most
-        loop.call_soon_threadsafe(time.sleep, 2)
-        t0 = time.monotonic()
+        # a loop that does not get to it holds a part `timeout` seconds at most: back while it is busy
+        gate, released = threading.Event(), threading.Event()
+        loop.call_soon_threadsafe(lambda: (gate.wait(30), released.set()))
         loop_idle(loop, timeout=0.2)
-        assert time.monotonic() - t0 < 1.5
+        assert not released.is_set()
+        gate.set()
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)
