@@ -194,8 +194,8 @@ if (!window.__kvRefocus) {
 // takes a line more every few steps): the browser's own scroll anchoring does nothing here (Bokeh sets
 // the sizes of the panes above, which suspends it), so the page scrolls by what the bars moved, in the
 // frame they moved (a ResizeObserver's callback comes after layout, before paint). Only while the bars
-// are on the screen and the text's first line above it, and never against the reader's own scrolling
-// (the bars' place is taken again at every scroll).
+// are on the screen and the text's first line above it, as the reader's last scroll left them (their
+// place is taken at every scroll, and only then are they looked for: nothing while the page renders).
 if (window.__kvKeepBars || !window.ResizeObserver) return;
 window.__kvKeepBars = true;
 const deep = (root, sel) => {
@@ -211,19 +211,16 @@ const found = {};
 const get = (sel) => (found[sel] && found[sel].isConnected ? found[sel] : (found[sel] = deep(document, sel)));
 let last = null;  // the bars' top on the screen where the reader last saw them, if they are to stay there
 const take = () => {
-  const bars = get('.kv-bars'), first = get('.tpos');
+  const bars = get('.kv-bars'), first = bars && get('.tpos');
   if (!bars || !first) return (last = null);
   const box = bars.getBoundingClientRect();
   const onScreen = box.height > 0 && box.top >= 0 && box.top < window.innerHeight;
   last = onScreen && first.getBoundingClientRect().top < 0 ? box.top : null;
 };
 new ResizeObserver(() => {
-  const bars = get('.kv-bars');
-  if (last !== null && bars) {
-    const moved = bars.getBoundingClientRect().top - last;
-    if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
-  }
-  take();
+  const bars = found['.kv-bars'];
+  if (last === null || !bars || !bars.isConnected) return (last = null);
+  const moved = bars.getBoundingClientRect().top - last;
+  if (Math.abs(moved) >= 1) window.scrollBy(0, moved);  // its scroll event takes the place again
 }).observe(document.body);
 window.addEventListener('scroll', take, {passive: true});
-take();
