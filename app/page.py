@@ -51,8 +51,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.more_heading = html_pane()
         self.sections = [section(self) for section in SECTIONS]
         # another language: the page's own labels at once, <html lang> once every part and section has
-        # its new labels (on a shared server they take turns: Session.in_turns), so that the page says
-        # its language when all of it speaks it
+        # its new labels (on a shared server they take turns: Session.in_turns)
         session.settings.param.watch(lambda _e: (self.relabel(), session.in_turns(self.say_language)), "lang")
         self.relabel()
         self.say_language()
