@@ -81,8 +81,8 @@ async def off_the_loop(fn):
     lab computes for almost 2 s; on the loop, every other reader would wait that long); parts run one at
     a time, each session's in turn, so a reader's part waits for one part of each other reader at most,
     and each starts once the loop has run what it had ready (a reader's message being handled does not
-    share the interpreter with a part started meanwhile). In the reader's browser (Pyodide, no threads) it runs here: the reader's own machine, and the loop
-    yields between parts."""
+    share the interpreter with a part started meanwhile). In the reader's browser (Pyodide, no threads)
+    it runs here: the reader's own machine, and the loop yields between parts."""
     global _MEASURER
     doc = pn.state.curdoc
     if sys.platform == "emscripten" or doc is None or doc.session_context is None:
