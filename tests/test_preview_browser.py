@@ -802,6 +802,10 @@ def test_a_press_holds_the_font_samples_until_its_click_is_answered(site, browse
         page, _ = open_held(browser, url + "index.html?lang=pt", width=360, height=740, throttle=4)
         box = page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "step"), exact=True).bounding_box()
         page.mouse.move(*box_centre(box))
+        # pressed while the samples are being laid out, one a task: the next finds the press at once (a
+        # press the page hears of before its start-up tasks are done may outlast RELEASE_WAIT_MS on a
+        # loaded machine, and then counts as released)
+        page.wait_for_function(f"{SAMPLES_LAID_OUT} > 0", timeout=30000)
         page.mouse.down()
         page.wait_for_function("window.kv.preview.fontsWaited > 0")  # a text found the press, and waits
         held = page.evaluate(SAMPLES_LAID_OUT)
