@@ -46,10 +46,8 @@ def test_an_error_reaches_whoever_waits_and_the_queue_goes_on():
 
 def test_a_part_starts_once_the_loop_has_run_what_it_had_ready():
     """Under the server each part waits for the server's loop (`loop_idle`): a reader's message being
-    handled (here a callback busy for 0.3 s) finishes before a part starts beside it."""
+    handled (here a callback held until the part is due) finishes before a part starts beside it."""
     import asyncio
-    import functools
-    import time
 
     from app.state.fair import loop_idle
 
@@ -57,18 +55,17 @@ def test_a_part_starts_once_the_loop_has_run_what_it_had_ready():
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:
-        busy_until, busy = [], threading.Event()
+        busy, handled, due = threading.Event(), threading.Event(), threading.Event()
 
         def handling():
             busy.set()
-            time.sleep(0.3)
-            busy_until.append(time.monotonic())
+            due.wait(30)  # held until the part is due, so that it would start now without the wait
+            handled.set()
 
-        queue = FairQueue(before=functools.partial(loop_idle, loop))
+        queue = FairQueue(before=lambda: (due.set(), loop_idle(loop)))
         loop.call_soon_threadsafe(handling)
         assert busy.wait(30)
-        started = queue.submit("A", time.monotonic).result(30)
-        assert busy_until and started >= busy_until[0]
+        assert queue.submit("A", handled.is_set).result(30)  # it started once the message was handled
         # a loop that does not get to it holds a part `timeout` seconds at most: back while it is busy
         gate, released = threading.Event(), threading.Event()
         loop.call_soon_threadsafe(lambda: (gate.wait(30), released.set()))
