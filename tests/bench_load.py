@@ -144,8 +144,7 @@ def clicks_answered(probe: dict, from_release: bool = False) -> list[dict]:
     handling: the frame it times is the one that draws it (a click it does not report took under 16 ms:
     counted as 16). Otherwise (the state was still on its way) by the probe's frames: the task the first
     frame that finds the answer made posts, which runs after that frame's style, layout and paint but
-    also after the tasks queued before it (a fetch's response, a font's slice): an upper bound, which
-    until 2026-12-04 timed every click (docs/performance.md, "fourteenth session"). A click made before
+    also after the tasks queued before it (a fetch's response, a font's slice): an upper bound. A click made before
     the controls started whose step the loader drew at once in the preview's first part (the title, the
     controls and the text: t = 3 shown; static/early.js drawEarly) is answered in its own handling too,
     timed by Event Timing; "whole", from the click: for such a click, when the frame that drew the rest of

@@ -406,7 +406,8 @@ def test_each_state_drawn_is_its_file_node_for_node(site, browser):
     """The preview moves from state to state by changing only what differs: after every kind of move
     (the first step, where the clock's plot comes; steps; the mode both ways; the step back; Reiniciar)
     what the page shows is the state's own file. A step waits here until its changes were found ahead
-    (in idle time, static/loader/preview.js findAhead), so the changes found ahead are the ones checked."""
+    (in idle time, static/loader/preview.js findAhead), so the changes found ahead are the ones checked.
+    Steps asked for faster than the preview draws: the latest drawn, the ones between passed over."""
     with serve(site) as url:
         page, _ = open_held(browser, url + "index.html?lang=en", hold=RUNTIME)
         snap = page.locator("#kv-snapshot")
@@ -430,6 +431,16 @@ def test_each_state_drawn_is_its_file_node_for_node(site, browser):
             preview_at(page, f"en-{state}")
             assert page.evaluate(SAME_AS_ITS_FILE, f"en-{state}") == [True, True], state
         assert page.evaluate("window.kv.preview.usedAhead") == used
+        # ten steps asked for in one task, faster than any drawing: the tenth is drawn (from the fourth, node
+        # for node), the nine between passed over, and every click answered by that drawing
+        answers = page.evaluate("window.kv.answers.length")
+        snap.get_by_role("button", name=tr("en", "step"), exact=True).evaluate(
+            "(b) => { for (let i = 0; i < 10; i++) b.click(); }"
+        )
+        preview_at(page, "en-cache-14")
+        assert page.evaluate("[window.kv.preview.passedOver, window.kv.answers.length]") == [9, answers + 10]
+        assert page.evaluate(SAME_AS_ITS_FILE, "en-cache-14") == [True, True]
+        assert said(page).startswith(step_words("en", 14))
         assert page.evaluate("document.body.dataset.ready") is None  # all of it on the preview
         page.context.close()
 

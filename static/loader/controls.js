@@ -12,9 +12,10 @@ import { otherMode, positionQuery, stateName, stepPeriod, tBounds } from "./conf
 import { $, afterPaint, setText } from "./dom.js";
 import { announce, bar, fetchAhead, loadState, says, stateTexts, swapPreview } from "./preview.js";
 import { askForFonts } from "./fonts.js";
+import { probe } from "./probe.js";
 
 const keys = () => globalThis.kvKeys; // static/keys.js: a classic script (static/early.js keeps keys with it)
-let chain = Promise.resolve(); // the states are drawn in the order of the actions
+let chain = Promise.resolve(); // the states are drawn in the order of the actions (a move passed over: `passedOver`)
 let started = false;
 let saidEarly = null; // said when a click's first part was drawn early (static/early.js), and nothing since
 
@@ -29,7 +30,7 @@ function keep(cmd) {
 }
 
 // The page moves to (mode, t): the worker hears of it at once; the state is drawn when its HTML is
-// here (at once when it was fetched ahead), in order, and `say` picks what the live region says.
+// here (at once when it was fetched ahead), in order (unless passed over), and `say` picks what the live region says.
 // `since`: when the reader asked (kv.answers counts from it).
 function go(mode, t, cmd, say, since = performance.now()) {
   Object.assign(pv, { mode, t, seq: pv.seq + 1 });
@@ -40,14 +41,30 @@ function go(mode, t, cmd, say, since = performance.now()) {
   const name = stateName(page.lang, mode, t);
   const seq = pv.seq;
   chain = chain
-    .then(() => stateTexts.get(name) || loadState(name))
-    .then((html) => answer(html, name, seq, say, since))
+    .then(() => (passedOver(seq) ? null : stateTexts.get(name) || loadState(name)))
+    .then((html) => (html === null ? passOver(since) : answer(html, name, seq, say, since)))
     .catch((e) => {
       console.warn("preview state unavailable", e);
       pv.active = false; // the rest waits for the model (the worker already knows where the reader is)
       stopPlaying(true);
       announce(TEXT.shell_kept, TEXT.shell_kept);
     });
+}
+
+// A move whose turn comes when the reader has already asked for another move is not drawn: the next
+// state is drawn from the one shown (the preview draws any state from any other), and it answers both.
+// A reader who taps faster than the preview draws sees their latest place, not a queue of the ones before.
+// The first answer is always drawn (its first part may be on the screen already: static/early.js).
+const passed = []; // when the reader asked for each move passed over, answered with the next one drawn
+
+function passedOver(seq) {
+  if (!(page.kv.answers || []).length) return false;
+  return pv.log.some((e) => e.seq > seq && e.query !== undefined);
+}
+
+function passOver(since) {
+  passed.push(since);
+  probe.passedOver += 1;
 }
 
 function answer(html, name, seq, say, since) {
@@ -57,7 +74,7 @@ function answer(html, name, seq, say, since) {
   // how long the reader waited (tests/bench_load.py): the state is drawn in the next frame
   const at = performance.now();
   const kv = page.kv;
-  kv.answers = (kv.answers || []).concat([at - since]);
+  kv.answers = (kv.answers || []).concat(passed.splice(0).map((asked) => at - asked), [at - since]);
   // marked after that frame (a mark here would reach the browser in the click's own task)
   if (kv.answers.length === 1) afterPaint(() => performance.mark("kv-first-answer", { startTime: at }));
   const words = says();

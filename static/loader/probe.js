@@ -9,6 +9,7 @@ export const probe = {
   splitAhead: 0, // of those, the swaps whose changes in sight were found ahead too (preview.js splitOps)
   drawnLater: 0, // changes out of the reader's sight, drawn in the frame after the answer's (swapPreview)
   parsedInSwap: [], // the states parsed by the swap that draws them, not ahead (swapPreview)
+  passedOver: 0, // moves not drawn: the reader had asked for another (controls.js passedOver)
   fontsAsked: false, // every text of the font samples laid out (fonts.js askForFonts)
   fontsWaited: 0, // times a text of them waited for a press's click (askForFonts)
 };
