@@ -824,10 +824,9 @@ def test_a_press_holds_the_font_samples_until_its_click_is_answered(site, browse
 
 def pressed_while_samples_are_laid_out(browser, url: str, tries: int = 3):
     """A page of url at 4x, its Avanzar pressed (not released) while the font samples are being laid out,
-    one a task, and a text of them found the press and waits (the press pressed early enough: the samples
-    take 1.5-2.6 s at 4x on a quiet machine, and on a loaded one the press may reach the page after the
-    last; then a new page, `tries` at most). A press the page hears of before its start-up tasks are done
-    may outlast RELEASE_WAIT_MS on a loaded machine, and then counts as released: hence not earlier."""
+    one a task, and a text of them found the press and waits. On a loaded machine the press may reach the
+    page after the last sample: then a new page, `tries` at most. A press the page hears of before its
+    start-up tasks are done may outlast RELEASE_WAIT_MS there, and then counts as released: hence not earlier."""
     for _ in range(tries):
         page, _ = open_held(browser, url, width=360, height=740, throttle=4)
         box = page.locator("#kv-snapshot").get_by_role("button", name=tr("pt", "step"), exact=True).bounding_box()
