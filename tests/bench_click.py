@@ -7,10 +7,10 @@ machine that contention spreads its rounds over 100 ms and more. Here the live p
 app's archive never arrives), so what is timed is the preview's own work: the static site is opened
 with the main thread throttled (4x by default, a phone), and Avanzar is clicked with real input at
 once when it is painted and answers ("at once": in the look that finds the controls answering, the
-button's place found in it, as tests.bench_load clicks; until 2026-12-04 two round trips came between,
-and the click was 100 ms later and easier: docs/performance.md), then, `--clicks` times,
-Reiniciar and, after a pause of `--idle` seconds (the loader has found the next step ahead), Avanzar
-again. Each click is timed by the browser's own Event Timing (the measure behind INP): from the input
+button's place found in it, as tests.bench_load clicks: a round trip between would make the click later
+and easier), then, `--clicks` times,
+Reiniciar and, once the loader has found the next step's changes ahead (in idle time: a reader's
+pause), Avanzar again. Each click is timed by the browser's own Event Timing (the measure behind INP): from the input
 to the handlers' end ("handled") and to the next paint after them ("painted"; the answer is drawn in
 the click's own task, so that paint shows it), to 8 ms; a click it does not report (under 16 ms) counts
 as 16. The bench waits through `evaluate` only (`tests.browser.wait_as_reader`): Playwright's own waits
@@ -24,8 +24,7 @@ with its probe on the page), and only that click is timed (the live page may tak
 
 `--press MS` holds each click's button down MS ms, as a reader does: the click's time is then from the
 release (with none, Playwright sends the pointer's move, press and release at once, and the click's time
-counts the move's and the press's handling too; the tables of docs/performance.md before 2026-12-03's
-eleventh session were measured so).
+counts the move's and the press's handling too).
 
 `--floor` times a third page in the same rounds: the site's Pyodide and NumPy booting in a worker (the
 bare yardstick of tests.bench_load) and an Avanzar that changes one text (tests/bench/floor.html): what
@@ -97,7 +96,7 @@ def click(page, selector: str, press: float = 0, at: tuple | None = None) -> lis
 
 
 def one_page(
-    browser, url: str, throttle: float, clicks: int, idle: float, size: tuple, booting: bool, press: float = 0
+    browser, url: str, throttle: float, clicks: int, size: tuple, booting: bool, press: float = 0
 ) -> dict[str, list]:
     context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     if not booting:
@@ -110,7 +109,7 @@ def one_page(
     times = [click(page, "[data-kv=step]", press, at)]  # at once, as tests.bench_load's first click
     for _ in range(clicks):
         times.append(click(page, "[data-kv=reset]", press))
-        page.wait_for_timeout(idle * 1000)  # the workload: a reader's pause (then the loader is idle)
+        wait_as_reader(page, "window.kv.preview.aheadHolds")  # a reader's pause: the loader found the step ahead
         times.append(click(page, "[data-kv=step]", press))
     context.close()
     steps = [times[0]] + times[2::2]
@@ -140,7 +139,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_site_arguments(parser)
     parser.add_argument("--clicks", type=int, default=3, help="steps after a pause, per page")
-    parser.add_argument("--idle", type=float, default=1.0, help="the pause before them, in seconds")
     parser.add_argument("--phone", action="store_true", help="a phone's screen, 360 x 740 (else 1280 x 800)")
     parser.add_argument("--booting", action="store_true", help="Pyodide boots meanwhile; the first click only")
     parser.add_argument(
@@ -163,9 +161,7 @@ def main() -> None:
         more = {"floor": make_floor(args.site, Path(tmp) / "floor")} if args.floor else None
         pages = alternating_rounds(
             args,
-            lambda browser, url: one_page(
-                browser, url, args.throttle, args.clicks, args.idle, size, args.booting, args.press
-            ),
+            lambda browser, url: one_page(browser, url, args.throttle, args.clicks, size, args.booting, args.press),
             more,
         )
     after = indexes([args.throttle])

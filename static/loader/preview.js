@@ -24,6 +24,11 @@ const viewChanged = () => { viewVersion += 1; };
 const heights = new Map(); // each of the preview's parts -> its height when the split was found
 let sizes = null;
 const statesParsed = new Map(); // state name -> its two parts, parsed ahead (used once)
+// Whether the next step's changes, found ahead, hold for what is drawn now (tests/bench_click.py waits on it)
+Object.defineProperty(probe, "aheadHolds", {
+  enumerable: true,
+  get: () => Boolean(ahead && ahead.version === drawnVersion),
+});
 
 export function startPreview(early) {
   drawnVersion += early.drawn; // the first part a click drew while the page was parsed (static/early.js)
