@@ -50,9 +50,7 @@ class Explorable(OnSession, pn.viewable.Viewer):
         self.advanced, self.table = AdvancedSettings(session), DataTable(session)
         self.more_heading = html_pane()
         self.sections = [section(self) for section in SECTIONS]
-        # another language: the page's own labels at once, <html lang> once every part and section has
-        # its new labels (on a shared server they take turns: Session.in_turns)
-        session.settings.param.watch(lambda _e: (self.relabel(), session.in_turns(self.say_language)), "lang")
+        session.settings.param.watch(self._language_changed, "lang")
         self.relabel()
         self.say_language()
         # The figure in a column of its own: the control bar sticks to the screen's top while the figure
@@ -95,6 +93,12 @@ class Explorable(OnSession, pn.viewable.Viewer):
 
     def relabel(self):
         self.more_heading.object = f"<h2>{esc(self.tr('more_heading'))}</h2>"
+
+    def _language_changed(self, _event):
+        """The page's own labels at once, <html lang> once every part and section has its new labels (on a
+        shared server they take turns: Session.in_turns)."""
+        self.relabel()
+        self.session.in_turns(self.say_language)
 
     def say_language(self):
         self.a11y.lang = self.lang

@@ -15,7 +15,7 @@ import { askForFonts } from "./fonts.js";
 import { probe } from "./probe.js";
 
 const keys = () => globalThis.kvKeys; // static/keys.js: a classic script (static/early.js keeps keys with it)
-let chain = Promise.resolve(); // the states are drawn in the order of the actions (a move passed over: `passedOver`)
+let chain = Promise.resolve(); // the states are drawn in the order of the actions (but `passedOver`)
 let started = false;
 let saidEarly = null; // said when a click's first part was drawn early (static/early.js), and nothing since
 
@@ -30,7 +30,8 @@ function keep(cmd) {
 }
 
 // The page moves to (mode, t): the worker hears of it at once; the state is drawn when its HTML is
-// here (at once when it was fetched ahead), in order (unless passed over), and `say` picks what the live region says.
+// here (at once when it was fetched ahead), in order (unless passed over), and `say` picks what the
+// live region says.
 // `since`: when the reader asked (kv.answers counts from it).
 function go(mode, t, cmd, say, since = performance.now()) {
   Object.assign(pv, { mode, t, seq: pv.seq + 1 });
@@ -57,9 +58,15 @@ function go(mode, t, cmd, say, since = performance.now()) {
 // The first answer is always drawn (its first part may be on the screen already: static/early.js).
 const passed = []; // when the reader asked for each move passed over, answered with the next one drawn
 
+// The reader's latest move on the preview (an action that changed its state; the kept ones come after
+// every move), or null.
+export function latestMove() {
+  const moves = pv.log.filter((e) => !e.kept);
+  return moves.length ? moves[moves.length - 1] : null;
+}
+
 function passedOver(seq) {
-  if (!(page.kv.answers || []).length) return false;
-  return pv.log.some((e) => e.seq > seq && e.query !== undefined);
+  return (page.kv.answers || []).length > 0 && latestMove().seq > seq;
 }
 
 function passOver(since) {

@@ -13,7 +13,7 @@ import { page, pv, TEXT } from "./state.js";
 import { positionQuery } from "./config.js";
 import { $, afterPaint, whenParsed } from "./dom.js";
 import { says } from "./preview.js";
-import { endPreview, lastInput, readerPaused } from "./controls.js";
+import { endPreview, lastInput, latestMove, readerPaused } from "./controls.js";
 import { asksForMore, defineModels, runOnDemand, scriptsNeeded, startBokehJS } from "./staging.js";
 import { sliceRender } from "./slices.js";
 import { setStage, showError } from "./progress.js";
@@ -132,13 +132,6 @@ function link(views) {
   // No "location" message: the app read the URL once, in create_app (app/state/settings.py). Panel's own
   // location sync is not used; it would read the query again its own way (and raise on a number of
   // 100,000 digits).
-}
-
-// The reader's latest move on the preview (an action that changed its state; the kept ones come after
-// every move), or null.
-function latestMove() {
-  const moves = pv.log.filter((e) => !e.kept);
-  return moves.length ? moves[moves.length - 1] : null;
 }
 
 // The document to render: the one the worker built, or, if the reader has moved on the preview since,
